@@ -1,0 +1,159 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors returned by stores. Callers test them with errors.Is.
+var (
+	// ErrNotFound: the visitor holds no place and no session in the room.
+	ErrNotFound = errors.New("visitor not found")
+	// ErrUnavailable: the store cannot be reached; the gate follows store.on_error.
+	ErrUnavailable = errors.New("store unavailable")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store closed")
+)
+
+// State is where a visitor stands in a room.
+type State int
+
+const (
+	// StateNone: the store holds nothing for the visitor (only when Decide was
+	// asked not to join).
+	StateNone State = iota
+	// StateWaiting: the visitor holds a place in line.
+	StateWaiting
+	// StateAdmitted: the visitor has an active session.
+	StateAdmitted
+)
+
+func (s State) String() string {
+	switch s {
+	case StateWaiting:
+		return "waiting"
+	case StateAdmitted:
+		return "admitted"
+	default:
+		return "none"
+	}
+}
+
+// Visitor is what a request tells the store about who is asking: the id and,
+// when the visitor holds a ticket, its number.
+type Visitor struct {
+	// ID is 128 random bits, base64url without padding (see NewVisitorID).
+	ID string
+	// Ticket is the ticket number the visitor's cookie carries; 0 for none.
+	Ticket int64
+}
+
+// Decision is the store's answer for one visitor.
+type Decision struct {
+	State State
+	// Ticket is the visitor's ticket number. Every join takes one, an
+	// immediate admission included. It is 0 with StateNone, and may be 0 for
+	// a session found already active (stores need not keep the number of
+	// admitted visitors; the caller's ticket has it).
+	Ticket int64
+	// Position is 1 for the next visitor to go in; 0 unless waiting.
+	Position int64
+	// Waiting is the length of the line, this visitor included.
+	Waiting int64
+	// Until is when the session expires; zero unless admitted.
+	Until time.Time
+	// Joined is true when this call gave the visitor a new place or session.
+	Joined bool
+	// Renewed is true when this call moved the session's expiry forward
+	// (at most once per renew interval), so the caller may refresh its cookie.
+	Renewed bool
+}
+
+// Ahead is the number of people in line in front of the visitor.
+func (d Decision) Ahead() int64 {
+	if d.Position <= 0 {
+		return 0
+	}
+	return d.Position - 1
+}
+
+// Behind is the number of people in line after the visitor.
+func (d Decision) Behind() int64 {
+	if d.Position <= 0 || d.Waiting < d.Position {
+		return 0
+	}
+	return d.Waiting - d.Position
+}
+
+// Admitted reports what one admission tick did.
+type Admitted struct {
+	Admitted  int // moved from the line into the active set
+	Abandoned int // dropped from the line for not polling
+	Expired   int // sessions removed because they ran out
+}
+
+// Stats is a snapshot of a room.
+type Stats struct {
+	Waiting int64 // visitors in line (abandoned ones not yet dropped included)
+	Active  int64 // sessions inside
+	// AdmittedLastMinute counts admissions (immediate ones included) in the
+	// last 60 seconds; it is the measured admission rate.
+	AdmittedLastMinute int64
+	Joined             int64 // visitors who took a ticket or went straight in
+	AdmittedTotal      int64
+	Released           int64
+	Expired            int64
+	Abandoned          int64
+}
+
+// Store keeps every room's line and active sessions. Implementations are safe
+// for concurrent use, and every method is atomic: N gateway instances sharing
+// one store never break the room's limits. Time comes from the store, never
+// from the caller.
+type Store interface {
+	// Decide finds where the visitor stands and records that it was seen.
+	// An admitted visitor's session is renewed when its remaining time falls
+	// below SessionTTL minus the renew interval. A visitor the store does not
+	// know gets StateNone when join is false; when join is true it is admitted
+	// at once if nobody waits and both limits allow, and otherwise takes a
+	// ticket at the back of the line, or at the place its ticket gives when the
+	// ticket predates the store's data (see the package comment). Joining is
+	// idempotent. Errors: ErrUnavailable, ErrClosed.
+	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
+
+	// Admit runs one admission tick for the room: drop expired sessions, then
+	// move visitors from the head of the line into the active set while
+	// MaxActive and the token bucket allow, dropping those who stopped
+	// polling. Errors: ErrUnavailable, ErrClosed.
+	Admit(ctx context.Context, room string, lim Limits) (Admitted, error)
+
+	// Release ends the visitor's session or gives up its place in line.
+	// Errors: ErrNotFound, ErrUnavailable, ErrClosed.
+	Release(ctx context.Context, room, visitor string) error
+
+	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
+	Stats(ctx context.Context, room string) (Stats, error)
+
+	// Ping reports whether the store answers. Errors: ErrUnavailable, ErrClosed.
+	Ping(ctx context.Context) error
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Limits are a room's admission limits as a store applies them.
+type Limits struct {
+	MaxActive    int           // sessions inside at once; 0 admits nobody
+	AdmitRate    Rate          // token bucket refill
+	AdmitBurst   int           // token bucket size, >= 1
+	SessionTTL   time.Duration // sliding session lifetime
+	AbandonAfter time.Duration // a waiting visitor unseen this long is dropped
+}
+
+// RenewInterval is how long a session's expiry may lag behind "now +
+// SessionTTL" before a request writes a renewal: a tenth of the TTL, at most
+// one minute. It bounds writes on the admitted path.
+func (l Limits) RenewInterval() time.Duration {
+	return min(l.SessionTTL/10, time.Minute)
+}
