@@ -50,6 +50,9 @@ type Room struct {
 	Limits     Limits
 	Tick       time.Duration
 	StatusCode int
+	// Refresh is how often a waiting visitor asks again; it comes from the
+	// room's page section, which the web package owns.
+	Refresh time.Duration
 }
 
 // Validate reports every problem of the room config, each as "key: rule, got

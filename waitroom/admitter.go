@@ -1,0 +1,92 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Admitter runs a room's admission ticks. Every gateway instance runs one
+// per room; the ticker only triggers, and the store decides atomically, so
+// any number of instances admit exactly what one would.
+type Admitter struct {
+	gate *Gate
+	ln   *line
+	log  *zap.Logger
+}
+
+// Admitters returns one admitter per room.
+func (g *Gate) Admitters() []*Admitter {
+	out := make([]*Admitter, 0, len(g.rooms))
+	for _, ln := range g.rooms {
+		out = append(out, &Admitter{gate: g, ln: ln, log: g.log.Named("admitter").With(zap.String(fieldRoom, ln.room.Name))})
+	}
+	return out
+}
+
+// Room names the admitter's room.
+func (a *Admitter) Room() string { return a.ln.room.Name }
+
+// Run ticks once at once, then every room tick, until ctx is done. A tick
+// that fails or panics is logged and the next one runs as usual.
+func (a *Admitter) Run(ctx context.Context) error {
+	a.Tick(ctx)
+	t := time.NewTicker(a.ln.room.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			a.Tick(ctx)
+		}
+	}
+}
+
+// Tick runs one admission round and refreshes the room's stats snapshot,
+// which the waiting pages read for their estimates.
+func (a *Admitter) Tick(ctx context.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("admission tick panicked", zap.String("panic", fmt.Sprint(p)), zap.ByteString("stack", debug.Stack()))
+		}
+	}()
+	// A tick must not outlive the next one: a slow store skips a beat
+	// instead of piling ticks up.
+	tctx, cancel := context.WithTimeout(ctx, a.ln.room.Tick)
+	defer cancel()
+	start := time.Now()
+	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, a.ln.room.Limits)
+	if err != nil {
+		if ctx.Err() == nil { // not a shutdown
+			a.gate.storeDown(err)
+		}
+		return
+	}
+	if res.Admitted > 0 || res.Abandoned > 0 || res.Expired > 0 {
+		a.log.Info("admission tick",
+			zap.Int("admitted", res.Admitted), zap.Int("abandoned", res.Abandoned),
+			zap.Int("expired", res.Expired), zap.Duration(fieldDuration, time.Since(start)))
+	}
+	st, err := a.gate.store.Stats(tctx, a.ln.room.Name)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.gate.storeDown(err)
+		}
+		return
+	}
+	a.gate.storeBack()
+	a.ln.stats.Store(&st)
+}
+
+// Stats returns the room's latest snapshot, as of the last tick.
+func (g *Gate) Stats(room string) (Stats, bool) {
+	ln := g.rooms[room]
+	if ln == nil {
+		return Stats{}, false
+	}
+	return *ln.stats.Load(), true
+}

@@ -1,0 +1,153 @@
+package waitroom
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Paths of the visitor endpoints. Everything under Prefix belongs to
+// waitroom and never reaches an upstream.
+const (
+	Prefix     = "/.waitroom/"
+	StatusPath = Prefix + "status"
+	LeavePath  = Prefix + "leave"
+)
+
+// maxReturnTo bounds the return_to parameter; longer is refused.
+const maxReturnTo = 2048
+
+// SafeReturnTo accepts only a path on this site ("/events/1?x=y"): no
+// scheme, no host, no "//" or "/\" that a browser would read as another
+// host, no control characters. An empty value means "/".
+func SafeReturnTo(s string) (string, bool) {
+	if s == "" {
+		return "/", true
+	}
+	if len(s) > maxReturnTo || s[0] != '/' || strings.HasPrefix(s, "//") || strings.HasPrefix(s, "/\\") {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Status answers /.waitroom/status?room=NAME&return_to=PATH with the
+// visitor's standing as JSON. It never gives out a ticket: a visitor
+// without one is told "none" and its page reloads to join.
+func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		g.resp.Error(w, r, http.StatusMethodNotAllowed)
+		return
+	}
+	ln, returnTo, ok := g.endpointRoom(w, r)
+	if !ok {
+		return
+	}
+	tk, raw, had := g.tickets.FromRequest(r, ln.room.Name)
+	if !had {
+		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
+		return
+	}
+	v := Visitor{ID: tk.Visitor, Ticket: tk.Number}
+	d, err := g.store.Decide(r.Context(), ln.room.Name, ln.room.Limits, v, false)
+	if err != nil {
+		g.statusTrouble(w, r, ln, tk, returnTo, err)
+		return
+	}
+	g.storeBack()
+	if d.State == StateNone {
+		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
+		return
+	}
+	raw = g.reissue(w, ln.room.Name, v, tk, true, raw, d)
+	g.resp.Status(w, r, g.answer(ln, d, raw, returnTo, g.startOf(tk, true, d)))
+}
+
+func (g *Gate) statusTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, returnTo string, err error) {
+	g.storeDown(err)
+	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: returnTo, StatusCode: http.StatusServiceUnavailable}
+	if g.onError == OnErrorOpen || tk.Admitted(g.now()) {
+		a.State = "admitted"
+	}
+	g.resp.Status(w, r, a)
+}
+
+// Leave answers POST /.waitroom/leave?room=NAME: the visitor gives up its
+// place or ends its session, and its cookie is cleared.
+func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		g.resp.Error(w, r, http.StatusMethodNotAllowed)
+		return
+	}
+	ln, returnTo, ok := g.endpointRoom(w, r)
+	if !ok {
+		return
+	}
+	a := Answer{Room: ln.room.Name, State: "left", ReturnTo: returnTo, Refresh: ln.room.Refresh}
+	tk, _, had := g.tickets.FromRequest(r, ln.room.Name)
+	if had {
+		err := g.store.Release(r.Context(), ln.room.Name, tk.Visitor)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			g.log.Warn("releasing visitor", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor), zap.Error(err))
+			g.resp.Error(w, r, http.StatusServiceUnavailable)
+			return
+		}
+		g.log.Info("visitor left", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor))
+	}
+	g.tickets.ClearCookie(w, ln.room.Name)
+	g.resp.Left(w, r, a)
+}
+
+// endpointRoom finds the room a visitor endpoint is about: ?room=, else the
+// route the Referer points into, else the only ticket the visitor holds.
+// It answers the request itself when it cannot tell or return_to is unsafe.
+func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request) (*line, string, bool) {
+	q := r.URL.Query()
+	returnTo, ok := SafeReturnTo(q.Get("return_to"))
+	if !ok {
+		g.resp.Error(w, r, http.StatusBadRequest)
+		return nil, "", false
+	}
+	name := q.Get("room")
+	if name == "" {
+		name = g.guessRoom(r)
+	}
+	ln := g.rooms[name]
+	if ln == nil {
+		g.resp.Error(w, r, http.StatusNotFound)
+		return nil, "", false
+	}
+	return ln, returnTo, true
+}
+
+func (g *Gate) guessRoom(r *http.Request) string {
+	if ref, err := url.Parse(r.Referer()); err == nil && g.RoomOf != nil && ref.Path != "" &&
+		(ref.Host == "" || strings.EqualFold(ref.Host, r.Host)) {
+		if name := g.RoomOf(r, ref.Path); name != "" {
+			return name
+		}
+	}
+	found := ""
+	for name := range g.rooms {
+		if _, err := r.Cookie(g.tickets.CookieName(name)); err == nil {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	return found
+}

@@ -1,0 +1,237 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Request headers the upstream receives on every admitted request. The
+// application strips client-sent values before the gate runs.
+const (
+	VisitorHeader = "Waitroom-Visitor"
+	RoomHeader    = "Waitroom-Room"
+)
+
+// Answer is what a visitor who does not go through is told.
+type Answer struct {
+	Room       string
+	State      string // "waiting", "admitted", "hold", "none" or "left"
+	Decision   Decision
+	ETA        time.Duration
+	ETAKnown   bool
+	Progress   float64 // 0..1, from the position the visitor joined at
+	Refresh    time.Duration
+	ReturnTo   string // same-site request URI to go to once admitted
+	Token      string // the encoded ticket, for app clients
+	StatusCode int    // status of a waiting answer
+}
+
+// Responder renders answers; package web implements it.
+type Responder interface {
+	// Waiting answers a GET or HEAD in line: HTML page or JSON by Accept.
+	Waiting(w http.ResponseWriter, r *http.Request, a Answer)
+	// Status answers /.waitroom/status, always JSON.
+	Status(w http.ResponseWriter, r *http.Request, a Answer)
+	// NotForwarded refuses a waiting visitor's POST, PUT, PATCH or DELETE.
+	NotForwarded(w http.ResponseWriter, r *http.Request, a Answer)
+	// Left confirms /.waitroom/leave.
+	Left(w http.ResponseWriter, r *http.Request, a Answer)
+	// Error answers with a branded error page.
+	Error(w http.ResponseWriter, r *http.Request, status int)
+}
+
+// OnError is what the gate does while the store cannot be reached.
+type OnError string
+
+const (
+	// OnErrorClosed lets through only visitors whose ticket carries a running
+	// admission; everyone else is asked to hold.
+	OnErrorClosed OnError = "closed"
+	// OnErrorOpen lets everyone through.
+	OnErrorOpen OnError = "open"
+)
+
+// line is a room at run time: its settings and the latest stats.
+type line struct {
+	room  Room
+	stats atomic.Pointer[Stats]
+}
+
+// Gate puts requests for a room in front of its line: identify the visitor
+// from its ticket, ask the store, then proxy or answer.
+type Gate struct {
+	store   Store
+	tickets *Tickets
+	resp    Responder
+	log     *zap.Logger
+	onError OnError
+	rooms   map[string]*line
+	outage  atomic.Bool
+	now     func() time.Time
+	// RoomOf names the room a Referer URL points into; used by the visitor
+	// endpoints when the request does not say. Optional.
+	RoomOf func(r *http.Request, refererPath string) string
+}
+
+// NewGate builds a gate over the given rooms.
+func NewGate(store Store, tickets *Tickets, resp Responder, rooms []Room, onError OnError, log *zap.Logger) *Gate {
+	g := &Gate{
+		store: store, tickets: tickets, resp: resp, log: log, onError: onError,
+		rooms: make(map[string]*line, len(rooms)), now: time.Now,
+	}
+	for _, r := range rooms {
+		ln := &line{room: r}
+		ln.stats.Store(&Stats{})
+		g.rooms[r.Name] = ln
+	}
+	return g
+}
+
+// Serve handles a request for a route guarded by room; next proxies to the
+// upstream.
+func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next http.Handler) {
+	ln := g.rooms[room]
+	if ln == nil {
+		g.resp.Error(w, r, http.StatusNotFound)
+		return
+	}
+	// A CORS preflight cannot carry the cookie; it must never take a ticket.
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	tk, raw, had := g.tickets.FromRequest(r, room)
+	v := Visitor{ID: tk.Visitor, Ticket: tk.Number}
+	if !had {
+		v = Visitor{ID: NewVisitorID()}
+		if ce := g.log.Check(zap.DebugLevel, "new visitor"); ce != nil {
+			ce.Write(zap.String(fieldRoom, room), zap.String(fieldVisitor, v.ID))
+		}
+	}
+	d, err := g.store.Decide(r.Context(), room, ln.room.Limits, v, true)
+	if err != nil {
+		g.storeTrouble(w, r, ln, tk, had, next, err)
+		return
+	}
+	g.storeBack()
+	raw = g.reissue(w, room, v, tk, had, raw, d)
+	if d.State == StateAdmitted {
+		r.Header.Set(VisitorHeader, v.ID)
+		r.Header.Set(RoomHeader, room)
+		next.ServeHTTP(w, r)
+		return
+	}
+	a := g.answer(ln, d, raw, r.URL.RequestURI(), g.startOf(tk, had, d))
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		g.resp.NotForwarded(w, r, a)
+		return
+	}
+	g.resp.Waiting(w, r, a)
+}
+
+// reissue writes a new ticket when the visitor's standing changed: a new
+// place, a new or renewed session. Otherwise it keeps the one sent, so a
+// waiting visitor's poll costs no encoding. It returns the current value.
+func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, tk Ticket, had bool, raw string, d Decision) string {
+	want := tk
+	want.Visitor, want.Room = v.ID, room
+	if d.Ticket != 0 {
+		want.Number = d.Ticket
+	}
+	if !had {
+		want.Issued = g.now().Unix()
+	}
+	want.Start = g.startOf(tk, had, d)
+	want.Until = 0
+	if d.State == StateAdmitted {
+		want.Until = d.Until.Unix()
+	}
+	if had && want == tk {
+		return raw
+	}
+	value, err := g.tickets.Encode(want)
+	if err != nil {
+		g.log.Error("encoding ticket", zap.String(fieldRoom, room), zap.Error(err))
+		return raw
+	}
+	g.tickets.SetCookie(w, room, value)
+	w.Header().Set(TokenHeader, value)
+	return value
+}
+
+// startOf is the position the progress bar counts from: the one the visitor
+// joined at, or its current one when its place is new to this ticket.
+func (g *Gate) startOf(tk Ticket, had bool, d Decision) int64 {
+	if d.State != StateWaiting {
+		return 0
+	}
+	if had && tk.Start >= d.Position && tk.Number == d.Ticket {
+		return tk.Start
+	}
+	return d.Position
+}
+
+func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64) Answer {
+	a := Answer{
+		Room: ln.room.Name, State: d.State.String(), Decision: d, Refresh: ln.room.Refresh,
+		ReturnTo: returnTo, Token: token, StatusCode: ln.room.StatusCode,
+	}
+	if d.State != StateWaiting {
+		return a
+	}
+	if start > 0 {
+		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
+	}
+	// The estimate uses the admissions measured over the last minute, not
+	// the configured rate: it is what the line really does.
+	if rate := float64(ln.stats.Load().AdmittedLastMinute) / 60; rate > 0 {
+		a.ETA = time.Duration(math.Ceil(float64(d.Position)/rate)) * time.Second
+		a.ETAKnown = true
+	}
+	return a
+}
+
+// storeTrouble answers while the store cannot be reached, as store.on_error says.
+func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, had bool, next http.Handler, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the visitor went away; nothing to answer
+	}
+	g.storeDown(err)
+	if g.onError == OnErrorOpen || (had && tk.Admitted(g.now())) {
+		if had {
+			r.Header.Set(VisitorHeader, tk.Visitor)
+			r.Header.Set(RoomHeader, ln.room.Name)
+		}
+		next.ServeHTTP(w, r)
+		return
+	}
+	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: r.URL.RequestURI(), StatusCode: http.StatusServiceUnavailable}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		g.resp.NotForwarded(w, r, a)
+		return
+	}
+	g.resp.Waiting(w, r, a)
+}
+
+// storeDown logs the start of an outage, once, not once per request.
+func (g *Gate) storeDown(err error) {
+	if !g.outage.Swap(true) {
+		g.log.Error("store unreachable; following store.on_error", zap.String("on_error", string(g.onError)), zap.Error(err))
+	}
+}
+
+// storeBack logs the end of an outage, once.
+func (g *Gate) storeBack() {
+	if g.outage.Load() && g.outage.Swap(false) {
+		g.log.Info("store reachable again")
+	}
+}
+
+// StoreDown reports whether the last store call failed.
+func (g *Gate) StoreDown() bool { return g.outage.Load() }

@@ -1,0 +1,176 @@
+package waitroom
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/gorilla/securecookie"
+)
+
+// TokenHeader carries the ticket for clients without a cookie jar.
+const TokenHeader = "Waitroom-Token"
+
+// ticketVersion is bumped whenever the payload changes meaning; older
+// tickets then decode as "new visitor".
+const ticketVersion = 1
+
+// Ticket is what a visitor's cookie (or Waitroom-Token) holds for one room.
+// It is signed (HMAC-SHA256) and encrypted (AES), so the visitor can neither
+// read nor forge it.
+type Ticket struct {
+	Version int    `json:"v"`
+	Visitor string `json:"id"`
+	Room    string `json:"r"`
+	Number  int64  `json:"n"`           // ticket number from the store
+	Issued  int64  `json:"t"`           // unix seconds when first issued
+	Start   int64  `json:"p,omitempty"` // position when the visitor joined, for the progress bar
+	Until   int64  `json:"u,omitempty"` // unix seconds the admission runs to; 0 while waiting
+}
+
+// Admitted reports whether the ticket carries an admission still running at now.
+func (t Ticket) Admitted(now time.Time) bool { return t.Until > now.Unix() }
+
+var visitorIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
+
+// NewVisitorID returns 128 random bits, base64url without padding (22 bytes).
+func NewVisitorID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// KeyPair is one hash key (signing) and one block key (encryption).
+type KeyPair struct{ Hash, Block []byte }
+
+// GenerateKeyPair returns a random 32-byte hash key and 32-byte block key.
+func GenerateKeyPair() KeyPair {
+	return KeyPair{Hash: securecookie.GenerateRandomKey(32), Block: securecookie.GenerateRandomKey(32)}
+}
+
+// Tickets encodes and decodes tickets. The first key pair encodes, every
+// pair decodes, so keys can be rotated without losing anyone's place.
+type Tickets struct {
+	cfg    Cookie
+	codecs []securecookie.Codec
+}
+
+// Cookie is the parsed cookie section.
+type Cookie struct {
+	Name     string // cookie name prefix; the room name follows an underscore
+	Secure   bool
+	SameSite http.SameSite
+	Domain   string
+	MaxAge   time.Duration // ticket lifetime
+}
+
+// NewTickets builds the codecs. keys must hold at least one pair.
+func NewTickets(c Cookie, keys []KeyPair) (*Tickets, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("building ticket codecs: no key pairs")
+	}
+	pairs := make([][]byte, 0, 2*len(keys))
+	for _, k := range keys {
+		pairs = append(pairs, k.Hash, k.Block)
+	}
+	codecs := securecookie.CodecsFromPairs(pairs...)
+	for _, codec := range codecs {
+		if sc, ok := codec.(*securecookie.SecureCookie); ok {
+			// JSON, not gob: a quarter of the cost, and no type registry.
+			sc.SetSerializer(securecookie.JSONEncoder{})
+			sc.MaxAge(int(c.MaxAge / time.Second))
+		}
+	}
+	return &Tickets{cfg: c, codecs: codecs}, nil
+}
+
+// CookieName is the name of the room's cookie, "waitroom_concert". It is
+// also the name the value is signed under, so a ticket for one room never
+// decodes for another.
+func (t *Tickets) CookieName(room string) string { return t.cfg.Name + "_" + room }
+
+// Encode signs and encrypts a ticket.
+func (t *Tickets) Encode(tk Ticket) (string, error) {
+	tk.Version = ticketVersion
+	v, err := securecookie.EncodeMulti(t.CookieName(tk.Room), tk, t.codecs...)
+	if err != nil {
+		return "", fmt.Errorf("encoding ticket: %w", err)
+	}
+	return v, nil
+}
+
+// Decode returns the ticket a value holds for room. Any error means "no
+// ticket": tampered, expired, of another room, of another format, or made
+// with keys no longer configured.
+func (t *Tickets) Decode(room, value string) (Ticket, error) {
+	var tk Ticket
+	if value == "" {
+		return tk, errors.New("decoding ticket: empty value")
+	}
+	if err := securecookie.DecodeMulti(t.CookieName(room), value, &tk, t.codecs...); err != nil {
+		return Ticket{}, fmt.Errorf("decoding ticket: %w", err)
+	}
+	switch {
+	case tk.Version != ticketVersion:
+		return Ticket{}, fmt.Errorf("decoding ticket: version %d, want %d", tk.Version, ticketVersion)
+	case tk.Room != room:
+		return Ticket{}, errors.New("decoding ticket: ticket of another room")
+	case !visitorIDPattern.MatchString(tk.Visitor):
+		return Ticket{}, errors.New("decoding ticket: malformed visitor id")
+	case tk.Number < 0:
+		return Ticket{}, errors.New("decoding ticket: negative ticket number")
+	}
+	return tk, nil
+}
+
+// FromRequest reads the room's ticket from the Waitroom-Token header, or else
+// from the room's cookie, and returns it with the encoded value it came in.
+// ok is false when neither holds a valid ticket.
+func (t *Tickets) FromRequest(r *http.Request, room string) (tk Ticket, raw string, ok bool) {
+	if v := r.Header.Get(TokenHeader); v != "" {
+		if tk, err := t.Decode(room, v); err == nil {
+			return tk, v, true
+		}
+	}
+	c, err := r.Cookie(t.CookieName(room))
+	if err != nil {
+		return Ticket{}, "", false
+	}
+	if tk, err = t.Decode(room, c.Value); err != nil {
+		return Ticket{}, "", false
+	}
+	return tk, c.Value, true
+}
+
+// SetCookie writes the room's cookie holding value.
+func (t *Tickets) SetCookie(w http.ResponseWriter, room, value string) {
+	http.SetCookie(w, t.cookie(room, value, int(t.cfg.MaxAge/time.Second)))
+}
+
+// ClearCookie tells the browser to drop the room's cookie.
+func (t *Tickets) ClearCookie(w http.ResponseWriter, room string) {
+	http.SetCookie(w, t.cookie(room, "", -1))
+}
+
+// IsOwnCookie reports whether a cookie name is one of ours, so the proxy can
+// keep tickets away from the upstream.
+func (t *Tickets) IsOwnCookie(name string) bool {
+	return len(name) > len(t.cfg.Name) && name[:len(t.cfg.Name)+1] == t.cfg.Name+"_"
+}
+
+func (t *Tickets) cookie(room, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     t.CookieName(room),
+		Value:    value,
+		Path:     "/",
+		Domain:   t.cfg.Domain,
+		MaxAge:   maxAge,
+		Secure:   t.cfg.Secure,
+		HttpOnly: true,
+		SameSite: t.cfg.SameSite,
+	}
+}
