@@ -1,0 +1,136 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"net/netip"
+)
+
+// minSecretLen is the shortest bypass secret accepted: 16 bytes, 128 bits if
+// random, so that guessing it is no shortcut past the line.
+const minSecretLen = 16
+
+// BypassConfig is the `bypass:` section: requests that skip the waiting room
+// and go straight to the route's upstream.
+type BypassConfig struct {
+	// Paths are clean path prefixes ("/static/", "/favicon.ico"), matched like
+	// route paths. Default none.
+	Paths []string `mapstructure:"paths" yaml:"paths" json:"paths"`
+	// CIDRs are client networks ("10.0.0.0/8") or single addresses, matched
+	// against the connection's peer address, never a forwarded header.
+	// Default none.
+	CIDRs []string `mapstructure:"cidrs" yaml:"cidrs" json:"cidrs"`
+	// Header lets requests that carry a shared secret through. Default off.
+	Header BypassHeader `mapstructure:"header" yaml:"header" json:"header"`
+}
+
+// BypassHeader names a request header and the secret value it must carry.
+// Both are set, or neither.
+type BypassHeader struct {
+	// Name is the header's name ("X-Waitroom-Bypass").
+	Name string `mapstructure:"name" yaml:"name" json:"name"`
+	// Secret is the value, at least 16 bytes; write it as "${ENV}" in the file.
+	Secret string `mapstructure:"secret" yaml:"secret" json:"secret"`
+}
+
+// DefaultBypass returns the default: nothing bypasses the room.
+func DefaultBypass() BypassConfig { return BypassConfig{} }
+
+// Validate reports every problem of the section, with keys relative to it.
+// The secret's value never appears in a message.
+func (c BypassConfig) Validate() error {
+	var p problems
+	for i, path := range c.Paths {
+		if rule := checkPrefix(path); rule != "" {
+			p.add(fmt.Sprintf("paths[%d]", i), "%s", rule)
+		}
+	}
+	for i, cidr := range c.CIDRs {
+		if _, err := ParsePrefix(cidr); err != nil {
+			p.add(fmt.Sprintf("cidrs[%d]", i), "%v", err)
+		}
+	}
+	h := c.Header
+	switch {
+	case h.Name == "" && h.Secret != "":
+		p.add("header.name", "required when header.secret is set, got %q", h.Name)
+	case h.Name != "" && h.Secret == "":
+		p.add("header.secret", "required when header.name is set, got none")
+	case h.Name != "" && !isToken(h.Name):
+		p.add("header.name", "must be an HTTP header name (letters, digits and \"-\"), got %q", h.Name)
+	}
+	if h.Secret != "" && len(h.Secret) < minSecretLen {
+		p.add("header.secret", "must be at least %d bytes, got %d bytes", minSecretLen, len(h.Secret))
+	}
+	return p.err()
+}
+
+// Bypass decides whether a request skips the waiting room. It is immutable
+// once built and safe for concurrent use. A nil *Bypass bypasses nothing.
+type Bypass struct {
+	paths    []string // lower case
+	prefixes []netip.Prefix
+	header   string   // canonical name; "" when off
+	secret   [32]byte // SHA-256 of the secret
+}
+
+// NewBypass validates cfg and prepares it for Match.
+func NewBypass(cfg BypassConfig) (*Bypass, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("building bypass: %w", err)
+	}
+	b := &Bypass{}
+	for _, p := range cfg.Paths {
+		b.paths = append(b.paths, lowerASCII(p))
+	}
+	for _, c := range cfg.CIDRs {
+		pfx, _ := ParsePrefix(c) // checked by Validate
+		b.prefixes = append(b.prefixes, pfx)
+	}
+	if cfg.Header.Name != "" {
+		b.header = http.CanonicalHeaderKey(cfg.Header.Name)
+		b.secret = sha256.Sum256([]byte(cfg.Header.Secret))
+	}
+	return b, nil
+}
+
+// Match reports whether r skips the room: cleanPath (from CleanPath) lies
+// under a bypass path, the peer address is in a bypass network, or the bypass
+// header carries the secret.
+func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
+	if b == nil {
+		return false
+	}
+	for _, p := range b.paths {
+		if hasPathPrefix(cleanPath, p) {
+			return true
+		}
+	}
+	return inPrefixes(b.prefixes, r.RemoteAddr) || b.headerMatches(r.Header)
+}
+
+// HeaderName is the canonical name of the bypass header, "" when the header
+// rule is off. The caller may pass it to Options.DropHeaders so the secret
+// does not travel on to the upstream.
+func (b *Bypass) HeaderName() string {
+	if b == nil {
+		return ""
+	}
+	return b.header
+}
+
+// headerMatches compares digests rather than the values themselves so that
+// the comparison takes the same time whatever the length of the guess.
+func (b *Bypass) headerMatches(h http.Header) bool {
+	if b.header == "" {
+		return false
+	}
+	v := h.Get(b.header)
+	if v == "" {
+		return false
+	}
+	got := sha256.Sum256([]byte(v))
+	return subtle.ConstantTimeCompare(got[:], b.secret[:]) == 1
+}

@@ -1,0 +1,32 @@
+// Package proxy routes visitor requests to upstream sites and forwards them
+// there: the Router picks a route by host and longest path prefix, the Bypass
+// lets static assets, allowed networks and holders of a secret header skip the
+// waiting room, and an Upstream is one httputil.ReverseProxy per upstream site.
+//
+// One path for everything. CleanPath turns the request's decoded path into
+// the one canonical spelling ("//", "/./", "/../", "%2F" and "%2e%2e" are
+// resolved; backslashes and control bytes are refused). That cleaned path is
+// what the Router and the Bypass match, and it is exactly what the upstream
+// receives, so no spelling of a path can be matched as one thing and served as
+// another. Prefixes match ASCII case-insensitively and a prefix ending in "/"
+// also covers the same path without it: "/EVENTS/1" and "/events" are both
+// inside "/events/".
+//
+// What the upstream sees. The request goes out with the upstream's Host and
+// with X-Forwarded-For, -Host and -Proto set by the proxy; inbound forwarding
+// headers are kept only from configured trusted proxies. The waiting room's
+// own cookies and the Waitroom-Token header are removed; every other cookie
+// goes through byte for byte. Waitroom-Visitor and Waitroom-Room, set by the
+// caller on admitted requests, go through as they are.
+//
+// What the visitor sees. An unreachable upstream is a 502, a slow one a 504,
+// both rendered by the injected error page; a client that went away is logged
+// as 499. A "Waitroom-Command: release" response header (or trailer) ends the
+// visitor's session through a callback and never reaches the browser.
+// WebSocket upgrades pass through and the caller is told when each one ends;
+// "Upgrade: h2c" is refused with 400.
+//
+// The package imports neither waitroom nor web: the error page, the cookie
+// names and the session callbacks are injected through Options, so the header
+// names below repeat the ones package waitroom defines.
+package proxy

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"net/http"
+	"net/textproto"
+	"slices"
+	"strings"
+)
+
+// Header names shared with package waitroom, which this package must not
+// import; the values are the same.
+const (
+	// TokenHeader carries a visitor's ticket for clients without cookies. It
+	// is never forwarded: the upstream has no use for it and must not log it.
+	TokenHeader = "Waitroom-Token"
+	// VisitorHeader carries the admitted visitor's id to the upstream. The
+	// caller sets it after stripping any client-sent value.
+	VisitorHeader = "Waitroom-Visitor"
+	// RoomHeader carries the room the visitor was admitted to.
+	RoomHeader = "Waitroom-Room"
+	// CommandHeader is a response header (or trailer) with which the upstream
+	// instructs the waiting room; "release" ends the visitor's session. It
+	// never reaches the browser.
+	CommandHeader = "Waitroom-Command"
+)
+
+// Log field names: the project's closed list, as far as this package uses it.
+const (
+	fieldUpstream = "upstream"
+	fieldStatus   = "status"
+)
+
+// hasToken reports whether any of the comma-separated lists in values holds
+// token, ignoring ASCII case and anything after a "/" (so "h2c/1.0" is h2c).
+func hasToken(values []string, token string) bool {
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			t, _, _ = strings.Cut(strings.TrimSpace(t), "/")
+			if strings.EqualFold(t, token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isUpgrade reports whether ReverseProxy will treat the request as a protocol
+// upgrade: by its rule, Connection must list "upgrade" and Upgrade be set.
+func isUpgrade(h http.Header) bool {
+	return hasToken(h["Connection"], "upgrade") && h.Get("Upgrade") != ""
+}
+
+// badUpgrade reports an Upgrade header that must be answered 400 here rather
+// than passed on. h2c would turn the connection to the upstream into an
+// HTTP/2 tunnel that no longer passes through the proxy's checks (request
+// smuggling past the room); a non-printable protocol name would reach the
+// error handler as a 502 that blames the upstream.
+func badUpgrade(h http.Header) bool {
+	vs := h["Upgrade"]
+	if len(vs) == 0 {
+		return false
+	}
+	for _, v := range vs {
+		for i := 0; i < len(v); i++ {
+			if v[i] < 0x20 || v[i] > 0x7e {
+				return true
+			}
+		}
+	}
+	return hasToken(vs, "h2c")
+}
+
+// copyForwarded puts a trusted peer's forwarding headers on the outbound
+// request before SetXForwarded, which then appends the peer to
+// X-Forwarded-For.
+func copyForwarded(out, in http.Header) {
+	for _, k := range []string{"Forwarded", "X-Forwarded-For"} {
+		if v := in[k]; len(v) > 0 {
+			out[k] = slices.Clone(v)
+		}
+	}
+}
+
+// dropForwarded removes what an untrusted client may have sent to pass for a
+// proxy: ReverseProxy drops only X-Forwarded-For, -Host and -Proto, and
+// upstream frameworks also read X-Forwarded-Port, -Prefix, -Ssl and X-Real-IP.
+func dropForwarded(h http.Header) {
+	for k := range h {
+		if strings.HasPrefix(k, "X-Forwarded-") || k == "X-Real-Ip" {
+			delete(h, k)
+		}
+	}
+}
+
+// keepForwardedOrigin restores a trusted peer's X-Forwarded-Host and -Proto,
+// which SetXForwarded overwrote with what this hop saw: behind a TLS-ending
+// load balancer the upstream must still hear "https" and the public host.
+func keepForwardedOrigin(out, in http.Header) {
+	for _, k := range []string{"X-Forwarded-Host", "X-Forwarded-Proto"} {
+		if v := in.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+}
+
+// stripCookies removes the cookies own claims from the Cookie header(s),
+// keeping every other name=value pair exactly as the browser sent it:
+// re-serialising through http.Cookie would re-quote or drop values the
+// upstream's own parser accepts. Several Cookie lines become one; none is
+// left when nothing remains. The header is untouched when nothing is removed.
+func stripCookies(h http.Header, own func(name string) bool) {
+	lines := h["Cookie"]
+	if len(lines) == 0 {
+		return
+	}
+	var kept []string
+	dropped := false
+	for _, line := range lines {
+		for pair := range strings.SplitSeq(line, ";") {
+			pair = textproto.TrimString(pair)
+			if pair == "" {
+				continue
+			}
+			name, _, _ := strings.Cut(pair, "=")
+			if own(textproto.TrimString(name)) {
+				dropped = true
+				continue
+			}
+			kept = append(kept, pair)
+		}
+	}
+	switch {
+	case !dropped:
+	case len(kept) == 0:
+		h.Del("Cookie")
+	default:
+		h["Cookie"] = []string{strings.Join(kept, "; ")}
+	}
+}

@@ -1,0 +1,128 @@
+package proxy
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// modifyResponse takes the Waitroom-Command header off the response before
+// ReverseProxy copies the headers to the browser, and arranges for the same
+// to happen to a trailer of that name once the body has been read.
+func (u *Upstream) modifyResponse(res *http.Response) error {
+	c := &command{u: u, req: res.Request}
+	c.take(res.Header)
+	// Unannounced, so the browser is not even told the trailer's name.
+	delete(res.Trailer, CommandHeader)
+	// The body of a 101 is the upgraded connection itself, which ReverseProxy
+	// needs as an io.ReadWriteCloser; it has no trailers to strip.
+	if res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil && res.Body != http.NoBody {
+		res.Body = &trailerBody{ReadCloser: res.Body, res: res, c: c}
+	}
+	return nil
+}
+
+// command acts on Waitroom-Command values and makes sure one response
+// releases the session once, whether it said so in a header, a trailer or
+// both.
+type command struct {
+	u        *Upstream
+	req      *http.Request
+	released bool
+}
+
+func (c *command) take(h http.Header) {
+	vs := h.Values(CommandHeader)
+	if len(vs) == 0 {
+		return
+	}
+	h.Del(CommandHeader)
+	if c.released || !hasToken(vs, "release") {
+		return
+	}
+	c.released = true
+	if c.u.opt.OnRelease != nil {
+		c.u.opt.OnRelease(c.req)
+	}
+}
+
+// trailerBody strips Waitroom-Command from the response trailers. The
+// transport fills res.Trailer when the body reaches EOF (a trailer need not
+// have been announced), and ReverseProxy copies it to the browser after
+// Close, so EOF and Close are the moments to look.
+type trailerBody struct {
+	io.ReadCloser
+	res  *http.Response
+	c    *command
+	once sync.Once
+}
+
+func (b *trailerBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.strip)
+	}
+	return n, err
+}
+
+func (b *trailerBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.strip)
+	return err
+}
+
+func (b *trailerBody) strip() {
+	if b.res.Trailer != nil {
+		b.c.take(b.res.Trailer)
+	}
+}
+
+// recorder remembers the status sent, for OnDone, and the inbound request,
+// for the error page: ReverseProxy hands ErrorHandler the outbound request,
+// whose URL and Host name the upstream, not the page the visitor asked for.
+type recorder struct {
+	http.ResponseWriter
+	in       *http.Request
+	status   int
+	hijacked bool
+}
+
+func (w *recorder) WriteHeader(code int) {
+	// 1xx responses (103 Early Hints) are forwarded but are not the status.
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines underneath.
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack is defined here rather than left to Unwrap because ReverseProxy
+// writes the 101 on the hijacked connection, past WriteHeader.
+func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.hijacked = true
+		if w.status == 0 {
+			w.status = http.StatusSwitchingProtocols
+		}
+	}
+	return conn, brw, err
+}
+
+func (w *recorder) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}

@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// RouteConfig is one entry of the `routes:` list.
+type RouteConfig struct {
+	// Host is the host name the route answers for, without scheme or port,
+	// any case ("tickets.example.com", "[::1]"). Default "": any host. A route
+	// with a matching host beats every route without one.
+	Host string `mapstructure:"host" yaml:"host" json:"host"`
+	// Path is the path prefix, clean and decoded ("/events/"). Default "/".
+	// It matches ASCII case-insensitively, and a prefix ending in "/" also
+	// matches the path without that slash.
+	Path string `mapstructure:"path" yaml:"path" json:"path"`
+	// Upstream names the entry of `upstreams:` that serves the route. Required.
+	Upstream string `mapstructure:"upstream" yaml:"upstream" json:"upstream"`
+	// Room names the entry of `rooms:` that guards the route. Default "": no
+	// room, requests go straight through.
+	Room string `mapstructure:"room" yaml:"room" json:"room"`
+}
+
+// DefaultRoute returns the defaults a route starts from: every host,
+// every path.
+func DefaultRoute() RouteConfig { return RouteConfig{Path: "/"} }
+
+// Validate reports every problem of the route that it can see alone, with
+// keys relative to the route. Whether Upstream and Room exist is checked by
+// ValidateRoutes.
+func (c RouteConfig) Validate() error {
+	var p problems
+	if rule := checkHost(c.Host); rule != "" {
+		p.add("host", "%s", rule)
+	}
+	if rule := checkPrefix(c.Path); rule != "" {
+		p.add("path", "%s", rule)
+	}
+	if c.Upstream == "" {
+		p.add("upstream", "required, got %q", c.Upstream)
+	}
+	return p.err()
+}
+
+// ValidateRoutes checks the whole `routes:` list: each route, the upstream
+// and room names against the configured sets, and routes that repeat a
+// (host, path) pair. Keys are "routes[2].upstream" and the like. Whether an
+// empty list is acceptable is the caller's call.
+func ValidateRoutes(routes []RouteConfig, upstreams, rooms map[string]bool) error {
+	return routeProblems(routes, upstreams, rooms).err()
+}
+
+// routeProblems skips the name checks for a nil set, which is how NewRouter,
+// knowing neither set, reuses it.
+func routeProblems(routes []RouteConfig, upstreams, rooms map[string]bool) problems {
+	var p problems
+	seen := make(map[[2]string]int, len(routes))
+	for i, rc := range routes {
+		key := fmt.Sprintf("routes[%d]", i)
+		p.nest(key+".", rc.Validate())
+		if upstreams != nil && rc.Upstream != "" && !upstreams[rc.Upstream] {
+			p.add(key+".upstream", "unknown upstream %q (known: %s)", rc.Upstream, names(upstreams))
+		}
+		if rooms != nil && rc.Room != "" && !rooms[rc.Room] {
+			p.add(key+".room", "unknown room %q (known: %s)", rc.Room, names(rooms))
+		}
+		pair := [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
+		if j, dup := seen[pair]; dup {
+			p.add(key, "same host and path as routes[%d], got host %q, path %q", j, rc.Host, rc.Path)
+			continue
+		}
+		seen[pair] = i
+	}
+	return p
+}
+
+func names(set map[string]bool) string {
+	var ns []string
+	for n, ok := range set {
+		if ok {
+			ns = append(ns, fmt.Sprintf("%q", n))
+		}
+	}
+	if len(ns) == 0 {
+		return "none"
+	}
+	slices.Sort(ns)
+	return strings.Join(ns, ", ")
+}
+
+// Route is a route as the Router matched it. Host and Path are normalized:
+// lower case, host without brackets or trailing dot.
+type Route struct {
+	// Index is the route's position in the configured list, for logs.
+	Index int
+	// Host is the lower-case host name; "" matches any host.
+	Host string
+	// Path is the lower-case path prefix.
+	Path string
+	// Upstream names the upstream that serves the route.
+	Upstream string
+	// Room names the room that guards the route; "" for none.
+	Room string
+}
+
+// Router picks the route for a request. It is immutable once built and safe
+// for concurrent use; a reload builds a new one.
+type Router struct {
+	// routes are in match order: routes with a host first, then the longest
+	// prefix first, then configuration order. The first that matches wins.
+	routes []Route
+}
+
+// NewRouter validates routes (not the upstream and room names, which it
+// cannot know) and sorts them for Match.
+func NewRouter(routes []RouteConfig) (*Router, error) {
+	if err := routeProblems(routes, nil, nil).err(); err != nil {
+		return nil, fmt.Errorf("building router: %w", err)
+	}
+	rt := &Router{routes: make([]Route, len(routes))}
+	for i, rc := range routes {
+		rt.routes[i] = Route{
+			Index: i, Host: normalizeHost(rc.Host), Path: lowerASCII(rc.Path),
+			Upstream: rc.Upstream, Room: rc.Room,
+		}
+	}
+	slices.SortStableFunc(rt.routes, func(a, b Route) int {
+		if ah, bh := a.Host != "", b.Host != ""; ah != bh {
+			if ah {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(len(b.Path), len(a.Path))
+	})
+	return rt, nil
+}
+
+// Match returns the route for a request to host (the Host header, port and
+// all) and cleanPath (from CleanPath). Among the routes whose host matches it
+// picks the longest prefix; only when none does, the longest prefix among the
+// routes without a host. It does not allocate.
+func (rt *Router) Match(host, cleanPath string) (Route, bool) {
+	h := hostOnly(host)
+	for i := range rt.routes {
+		r := &rt.routes[i]
+		if r.Host != "" && !equalFoldLower(h, r.Host) {
+			continue
+		}
+		if hasPathPrefix(cleanPath, r.Path) {
+			return *r, true
+		}
+	}
+	return Route{}, false
+}
+
+// hostOnly strips the port from a Host header value ("[::1]:8080" -> "::1",
+// "shop:8080" -> "shop") and one trailing dot, since "shop.example.com." names
+// the same site and must not fall through to a route without a room.
+func hostOnly(h string) string {
+	if strings.HasPrefix(h, "[") {
+		if i := strings.IndexByte(h, ']'); i > 0 {
+			return h[1:i]
+		}
+		return h
+	}
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.IndexByte(h, ':') == i {
+		h = h[:i]
+	}
+	return strings.TrimSuffix(h, ".")
+}
+
+// normalizeHost is hostOnly for configured names, plus lower case.
+func normalizeHost(h string) string { return lowerASCII(hostOnly(h)) }
+
+// checkHost returns why h is not usable as a route host, or "" when it is.
+func checkHost(h string) string {
+	switch {
+	case h == "":
+		return ""
+	case normalizeHost(h) == "":
+		return fmt.Sprintf("must be a host name such as \"tickets.example.com\", got %q", h)
+	case strings.Contains(h, "/"):
+		return fmt.Sprintf("must be a host name without scheme or path, got %q", h)
+	case strings.HasPrefix(h, "["):
+		if a, err := netip.ParseAddr(strings.TrimSuffix(h[1:], "]")); err == nil && a.Is6() && strings.HasSuffix(h, "]") {
+			return ""
+		}
+		return fmt.Sprintf("must be a bracketed IPv6 address without port such as \"[::1]\", got %q", h)
+	case strings.Contains(h, ":"):
+		if a, err := netip.ParseAddr(h); err == nil && a.Is6() {
+			return ""
+		}
+		return fmt.Sprintf("must not have a port, got %q", h)
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return fmt.Sprintf("must be an ASCII host name such as \"tickets.example.com\" (punycode for other scripts), got %q", h)
+		}
+	}
+	return ""
+}

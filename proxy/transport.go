@@ -1,0 +1,109 @@
+package proxy
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// UpstreamConfig is one entry of the `upstreams:` map: where a site lives and
+// how long to wait for it.
+type UpstreamConfig struct {
+	// URL is the site's origin, "http://127.0.0.1:3000" or "https://shop.internal".
+	// Required. It carries no path: the upstream receives the request path.
+	URL string `mapstructure:"url" yaml:"url" json:"url"`
+	// Timeout is how long to wait for the response headers after the request
+	// is sent. Default "30s"; a slower upstream answers 504.
+	Timeout string `mapstructure:"timeout" yaml:"timeout" json:"timeout"`
+	// DialTimeout bounds connecting to the upstream. Default "5s".
+	DialTimeout string `mapstructure:"dial_timeout" yaml:"dial_timeout" json:"dial_timeout"`
+	// IdleConnTimeout closes kept-alive connections unused for this long.
+	// Default "90s"; keep it below the upstream's own keep-alive timeout.
+	IdleConnTimeout string `mapstructure:"idle_conn_timeout" yaml:"idle_conn_timeout" json:"idle_conn_timeout"`
+	// MaxIdleConnsPerHost is how many kept-alive connections wait for reuse.
+	// Default 64; net/http's own default of 2 makes a burst of admitted
+	// visitors open and close a connection each.
+	MaxIdleConnsPerHost int `mapstructure:"max_idle_conns_per_host" yaml:"max_idle_conns_per_host" json:"max_idle_conns_per_host"`
+}
+
+// DefaultUpstream returns the defaults every upstream starts from; only
+// URL is left to fill in.
+func DefaultUpstream() UpstreamConfig {
+	return UpstreamConfig{
+		Timeout:             "30s",
+		DialTimeout:         "5s",
+		IdleConnTimeout:     "90s",
+		MaxIdleConnsPerHost: 64,
+	}
+}
+
+// Validate reports every problem of the upstream, with keys relative to it.
+func (c UpstreamConfig) Validate() error {
+	_, err := c.parse()
+	return err
+}
+
+// upstreamSettings is an UpstreamConfig parsed and checked.
+type upstreamSettings struct {
+	target                  *url.URL
+	timeout, dial, idleConn time.Duration
+	maxIdle                 int
+}
+
+func (c UpstreamConfig) parse() (upstreamSettings, error) {
+	var p problems
+	s := upstreamSettings{maxIdle: c.MaxIdleConnsPerHost}
+	s.target = parseTarget(&p, c.URL)
+	s.timeout = positiveDuration(&p, "timeout", c.Timeout)
+	s.dial = positiveDuration(&p, "dial_timeout", c.DialTimeout)
+	s.idleConn = positiveDuration(&p, "idle_conn_timeout", c.IdleConnTimeout)
+	if c.MaxIdleConnsPerHost < 1 {
+		p.add("max_idle_conns_per_host", "must be >= 1, got %d", c.MaxIdleConnsPerHost)
+	}
+	return s, p.err()
+}
+
+// parseTarget refuses a path, query or fragment because ProxyRequest.SetURL
+// would join them with the request's, and the upstream must receive exactly
+// the path that was routed; it refuses credentials because SetURL drops them
+// silently.
+func parseTarget(p *problems, raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		p.add("url", "must be an absolute http or https URL, got %q", raw)
+		return nil
+	}
+	switch {
+	case u.User != nil:
+		p.add("url", "must not carry credentials, got %q", u.Redacted())
+	case u.Path != "" && u.Path != "/":
+		p.add("url", "must not have a path (the upstream receives the request path), got %q", raw)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		p.add("url", "must not have a query or fragment, got %q", raw)
+	default:
+		return &url.URL{Scheme: u.Scheme, Host: u.Host}
+	}
+	return nil
+}
+
+// newTransport clones http.DefaultTransport, keeping its proxy-from-env,
+// HTTP/2 and TLS handshake settings, and sets this upstream's limits. The
+// global is never edited: other code in the process shares it.
+func newTransport(s upstreamSettings) (*http.Transport, error) {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil, fmt.Errorf("cloning http.DefaultTransport: want *http.Transport, got %T", http.DefaultTransport)
+	}
+	t := base.Clone()
+	d := &net.Dialer{Timeout: s.dial, KeepAlive: 30 * time.Second}
+	t.DialContext = d.DialContext
+	t.ResponseHeaderTimeout = s.timeout
+	t.IdleConnTimeout = s.idleConn
+	t.MaxIdleConnsPerHost = s.maxIdle
+	// One transport per upstream means one host, so the process-wide cap of
+	// 100 would only get in the way of a larger per-host setting.
+	t.MaxIdleConns = s.maxIdle
+	return t, nil
+}

@@ -1,0 +1,179 @@
+package proxy
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"net/url"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Options are what an Upstream needs from the rest of the application. Every
+// field is optional.
+type Options struct {
+	// Log receives upstream failures at warn and clients gone at debug. Nil
+	// discards.
+	Log *zap.Logger
+	// TrustedProxies are the peers whose X-Forwarded-For, -Host, -Proto and
+	// Forwarded headers are passed on (extended, not replaced). From anyone
+	// else they are dropped: a client could otherwise claim any address.
+	TrustedProxies []netip.Prefix
+	// OwnCookie reports whether a cookie name belongs to the waiting room;
+	// such cookies never reach the upstream.
+	OwnCookie func(name string) bool
+	// DropHeaders are further request headers never forwarded, such as the
+	// bypass secret's (Bypass.HeaderName).
+	DropHeaders []string
+	// ErrorPage writes the page for an error status (400, 502, 504). Nil
+	// writes a short plain-text body.
+	ErrorPage func(w http.ResponseWriter, r *http.Request, status int)
+	// OnRelease is called when the upstream answers "Waitroom-Command:
+	// release", with the outbound request, which carries the Waitroom-Room and
+	// Waitroom-Visitor headers. It runs before the response is relayed, so it
+	// must be quick; its context ends when the client goes away.
+	OnRelease func(r *http.Request)
+	// OnUpgrade is called before an upgrade request (a WebSocket) is
+	// proxied; the func it returns, if not nil, is called once the upgraded
+	// connection has closed. It lets the caller count the connection as an
+	// active session for as long as it is open.
+	OnUpgrade func(r *http.Request) func()
+	// OnDone is called after every request with the status sent (499 when the
+	// client went away first, 101 for an upgrade) and the time taken.
+	OnDone func(r *http.Request, status int, d time.Duration)
+}
+
+// Upstream forwards requests to one upstream site. It is an http.Handler,
+// safe for concurrent use; it owns a connection pool, released by Close.
+type Upstream struct {
+	name    string
+	target  *url.URL
+	opt     Options
+	log     *zap.Logger
+	trusted []netip.Prefix
+	rp      *httputil.ReverseProxy
+	tr      *http.Transport
+}
+
+// NewUpstream builds the reverse proxy for the upstream called name.
+func NewUpstream(name string, cfg UpstreamConfig, opt Options) (*Upstream, error) {
+	s, err := cfg.parse()
+	if err != nil {
+		return nil, fmt.Errorf("building upstream %q: %w", name, err)
+	}
+	tr, err := newTransport(s)
+	if err != nil {
+		return nil, fmt.Errorf("building upstream %q: %w", name, err)
+	}
+	log := opt.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	log = log.With(zap.String(fieldUpstream, name))
+	errLog, err := zap.NewStdLogAt(log, zap.WarnLevel)
+	if err != nil {
+		return nil, fmt.Errorf("building upstream %q: making error log: %w", name, err)
+	}
+	u := &Upstream{name: name, target: s.target, opt: opt, log: log, tr: tr}
+	for _, p := range opt.TrustedProxies {
+		u.trusted = append(u.trusted, p.Masked())
+	}
+	u.opt.DropHeaders = slices.Clone(opt.DropHeaders)
+	u.rp = &httputil.ReverseProxy{
+		Rewrite:        u.rewrite,
+		Transport:      tr,
+		ErrorLog:       errLog,
+		ErrorHandler:   u.handleError,
+		ModifyResponse: u.modifyResponse,
+	}
+	return u, nil
+}
+
+// Name is the upstream's name in the configuration.
+func (u *Upstream) Name() string { return u.name }
+
+// Close drops the idle connections to the upstream; requests in flight go on.
+// A reload calls it on the upstreams it replaced.
+func (u *Upstream) Close() error {
+	u.tr.CloseIdleConnections()
+	return nil
+}
+
+// ServeHTTP forwards r. It cleans the path itself, so the upstream receives
+// exactly the path a router would have matched even if the caller forgot to.
+func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{ResponseWriter: w, in: r}
+	if u.opt.OnDone != nil {
+		start := time.Now()
+		defer func() { u.opt.OnDone(rec.in, rec.code(), time.Since(start)) }()
+	}
+	if badUpgrade(r.Header) {
+		u.refuse(rec, r, "refused upgrade")
+		return
+	}
+	clean, err := CleanPath(r.URL.Path)
+	if err != nil {
+		u.refuse(rec, r, "refused path")
+		return
+	}
+	rec.in = withPath(r, clean)
+	if u.opt.OnUpgrade != nil && isUpgrade(r.Header) {
+		if done := u.opt.OnUpgrade(rec.in); done != nil {
+			// ReverseProxy returns only once both directions of the
+			// upgraded connection are finished.
+			defer done()
+		}
+	}
+	u.rp.ServeHTTP(rec, rec.in)
+}
+
+// refuse answers 400 to a request that must not reach the upstream.
+func (u *Upstream) refuse(w http.ResponseWriter, r *http.Request, msg string) {
+	if ce := u.log.Check(zap.DebugLevel, msg); ce != nil {
+		ce.Write(zap.Int(fieldStatus, http.StatusBadRequest))
+	}
+	u.writeError(w, r, http.StatusBadRequest)
+}
+
+// withPath returns r with its URL path set to clean and no raw spelling left,
+// copying the request only when something changes. RawPath must go: the
+// outbound URL would otherwise be written with the client's escapes.
+func withPath(r *http.Request, clean string) *http.Request {
+	if r.URL.Path == clean && r.URL.RawPath == "" && r.URL.Opaque == "" {
+		return r
+	}
+	r2 := r.WithContext(r.Context()) // a shallow copy; r stays the caller's
+	u := *r.URL
+	u.Path, u.RawPath, u.Opaque = clean, "", ""
+	r2.URL = &u
+	return r2
+}
+
+// rewrite builds the outbound request. ReverseProxy has already removed the
+// hop-by-hop headers (re-adding Connection and Upgrade for an upgrade) and
+// the inbound Forwarded and X-Forwarded-For, -Host and -Proto headers.
+func (u *Upstream) rewrite(pr *httputil.ProxyRequest) {
+	out := pr.Out
+	out.URL.RawPath, out.URL.Opaque = "", ""
+	trusted := inPrefixes(u.trusted, pr.In.RemoteAddr)
+	if trusted {
+		copyForwarded(out.Header, pr.In.Header)
+	} else {
+		dropForwarded(out.Header)
+	}
+	pr.SetURL(u.target)
+	pr.SetXForwarded()
+	if trusted {
+		keepForwardedOrigin(out.Header, pr.In.Header)
+	}
+	out.Header.Del(TokenHeader)
+	for _, h := range u.opt.DropHeaders {
+		out.Header.Del(h)
+	}
+	if u.opt.OwnCookie != nil {
+		stripCookies(out.Header, u.opt.OwnCookie)
+	}
+}
