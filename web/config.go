@@ -1,0 +1,108 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultTitle is the room title used when none is configured. A Korean page
+// shows it as "대기실" rather than in English.
+const DefaultTitle = "Waiting room"
+
+// Bounds of PageConfig.Refresh. Below a second the status endpoint would carry
+// more polls than the site it protects; above five minutes a visitor who is
+// admitted may wait longer for the page to notice than the admission lasts.
+const (
+	MinRefresh = time.Second
+	MaxRefresh = 5 * time.Minute
+)
+
+// maxTitle keeps the heading of a phone-sized page to a few lines.
+const maxTitle = 120
+
+// PageConfig is the `page:` section of a room, as written in YAML. Durations
+// are strings with units so that a bare 10 is refused rather than read as 10ns.
+type PageConfig struct {
+	// Title names the room at the top of the page and in the browser tab.
+	// Default "Waiting room"; at most 120 characters.
+	Title string `mapstructure:"title" yaml:"title" json:"title"`
+	// Locale is the page language when the browser's Accept-Language names
+	// neither Korean nor English: "en" (default) or "ko".
+	Locale string `mapstructure:"locale" yaml:"locale" json:"locale"`
+	// Refresh is how often the page asks for its position: default "5s",
+	// from "1s" to "5m". The room's abandon_after should be well above it.
+	Refresh string `mapstructure:"refresh" yaml:"refresh" json:"refresh"`
+}
+
+// DefaultPage returns the defaults every room's page starts from.
+func DefaultPage() PageConfig {
+	return PageConfig{Title: DefaultTitle, Locale: "en", Refresh: "5s"}
+}
+
+// Page is a validated PageConfig, ready to fill a Waiting.
+type Page struct {
+	Title   string
+	Locale  string
+	Refresh time.Duration
+}
+
+// Validate reports every problem of the page config, each as "key: rule, got
+// value" with keys relative to the page section.
+func (c PageConfig) Validate() error {
+	_, err := c.Build()
+	return err
+}
+
+// Build parses and checks the config; the error lists every problem.
+func (c PageConfig) Build() (Page, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	p := Page{Title: c.Title, Locale: c.Locale}
+	switch n := utf8.RuneCountInString(c.Title); {
+	case strings.TrimSpace(c.Title) == "":
+		bad("title", "must not be empty, got %q", c.Title)
+	case n > maxTitle:
+		bad("title", "must be at most %d characters, got %d", maxTitle, n)
+	case !utf8.ValidString(c.Title) || strings.IndexFunc(c.Title, unicode.IsControl) >= 0:
+		bad("title", "must be printable UTF-8 text, got %q", c.Title)
+	}
+	if c.Locale != "en" && c.Locale != "ko" {
+		bad("locale", `must be "ko" or "en", got %q`, c.Locale)
+	}
+	d, err := parseDuration(c.Refresh)
+	switch {
+	case err != nil:
+		bad("refresh", "%v", err)
+	case d < MinRefresh || d > MaxRefresh:
+		bad("refresh", "must be from %v to %v, got %q", MinRefresh, MaxRefresh, c.Refresh)
+	}
+	p.Refresh = d
+	return p, errors.Join(errs...)
+}
+
+// parseDuration reads a Go duration that carries a unit. It repeats
+// waitroom.ParseDuration because web imports nothing from this module; the
+// wording of the errors is the same so a config file reads one way throughout.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New(`want a duration such as "5s" or "1m", got ""`)
+	}
+	if strings.Trim(s, "0123456789.") == "" {
+		return 0, fmt.Errorf(`want a duration with a unit such as "%ss", got %q`, s, s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf(`want a duration such as "5s" or "1m", got %q`, s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("must not be negative, got %q", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPageConfig_Validate(t *testing.T) {
+	t.Parallel()
+	with := func(edit func(*PageConfig)) PageConfig {
+		c := DefaultPage()
+		edit(&c)
+		return c
+	}
+	tests := []struct {
+		name string
+		cfg  PageConfig
+		want []string // substrings of the error; none means valid
+	}{
+		{"default", DefaultPage(), nil},
+		{"korean", with(func(c *PageConfig) { c.Locale, c.Title = "ko", "콘서트 예매 대기실" }), nil},
+		{"bounds", with(func(c *PageConfig) { c.Refresh = "1s" }), nil},
+		{"upper bound", with(func(c *PageConfig) { c.Refresh = "5m" }), nil},
+		{"locale", with(func(c *PageConfig) { c.Locale = "fr" }), []string{`locale: must be "ko" or "en", got "fr"`}},
+		{"locale case", with(func(c *PageConfig) { c.Locale = "KO" }), []string{`locale: must be "ko" or "en", got "KO"`}},
+		{"bare number", with(func(c *PageConfig) { c.Refresh = "10" }), []string{`refresh: want a duration with a unit such as "10s", got "10"`}},
+		{"empty refresh", with(func(c *PageConfig) { c.Refresh = "" }), []string{`refresh: want a duration`}},
+		{"garbage refresh", with(func(c *PageConfig) { c.Refresh = "soon" }), []string{`refresh: want a duration such as "5s" or "1m", got "soon"`}},
+		{"too fast", with(func(c *PageConfig) { c.Refresh = "500ms" }), []string{`refresh: must be from 1s to 5m0s, got "500ms"`}},
+		{"too slow", with(func(c *PageConfig) { c.Refresh = "10m" }), []string{`refresh: must be from 1s to 5m0s, got "10m"`}},
+		{"negative", with(func(c *PageConfig) { c.Refresh = "-5s" }), []string{`refresh: must not be negative, got "-5s"`}},
+		{"empty title", with(func(c *PageConfig) { c.Title = "  " }), []string{`title: must not be empty, got "  "`}},
+		{"long title", with(func(c *PageConfig) { c.Title = strings.Repeat("가", 121) }), []string{"title: must be at most 120 characters, got 121"}},
+		{"control in title", with(func(c *PageConfig) { c.Title = "a\x00b" }), []string{`title: must be printable UTF-8 text, got "a\x00b"`}},
+		{"every problem at once", PageConfig{Locale: "de", Refresh: "3"}, []string{"title:", "locale:", "refresh:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.cfg.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, w)
+				}
+			}
+			if n := len(strings.Split(err.Error(), "\n")); n != len(tt.want) {
+				t.Errorf("Validate() listed %d problems, want %d: %q", n, len(tt.want), err)
+			}
+		})
+	}
+}
+
+func TestPageConfig_Build(t *testing.T) {
+	t.Parallel()
+	p, err := PageConfig{Title: "Concert", Locale: "ko", Refresh: "10s"}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != (Page{Title: "Concert", Locale: "ko", Refresh: 10 * time.Second}) {
+		t.Errorf("Build() = %+v", p)
+	}
+}

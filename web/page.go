@@ -1,0 +1,234 @@
+package web
+
+import (
+	"html/template"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Waiting is what one answer to a waiting visitor says, as HTML or as JSON.
+// The caller fills it from the store's decision and the room's Page.
+type Waiting struct {
+	Room   string
+	Title  string // room title; empty or DefaultTitle shows the localized default
+	Locale string // the room's language; the visitor's Accept-Language may override it
+
+	// State is "waiting", "admitted", "hold" (store unreachable, retrying),
+	// "paused", "closed" or "prequeue"; the page words each one.
+	State string
+
+	Position int64 // 1 = next; 0 = unknown, and the page then hides the line
+	Ahead    int64
+	Behind   int64
+	Waiting  int64 // everyone in the line
+
+	ETA      time.Duration
+	ETAKnown bool    // false words the estimate as "calculating…"
+	Progress float64 // 0..1 of the way from joining to the front
+
+	Refresh time.Duration // when to ask again; zero means 5s
+
+	ReturnTo  string // same-site request URI to go to once admitted
+	StatusURL string // polled by the page's script, e.g. "/.waitroom/status?room=concert"
+	LeaveURL  string // the "leave the line" form posts here; empty hides the form
+
+	Token string // opaque; sent in JSON only, never in HTML
+
+	StatusCode int // 200 (default), 202 or 429
+}
+
+// Status is the JSON body of a waiting answer and of the status endpoint.
+type Status struct {
+	Room         string  `json:"room"`
+	State        string  `json:"state"`
+	Position     int64   `json:"position"`
+	Ahead        int64   `json:"ahead"`
+	Behind       int64   `json:"behind"`
+	Waiting      int64   `json:"waiting"`
+	ETASeconds   *int64  `json:"eta_seconds,omitempty"`
+	Progress     float64 `json:"progress"`
+	RefreshAfter int64   `json:"refresh_after"`
+	Token        string  `json:"token,omitempty"`
+	Next         string  `json:"next,omitempty"`
+}
+
+const defaultRefresh = 5 * time.Second
+
+// Waiting answers a waiting visitor: JSON when the Accept header prefers it,
+// otherwise the HTML waiting room in the visitor's language.
+func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
+	status := v.StatusCode
+	if status != http.StatusAccepted && status != http.StatusTooManyRequests {
+		status = http.StatusOK
+	}
+	h := w.Header()
+	h.Add("Vary", "Accept, Accept-Language")
+	if status == http.StatusTooManyRequests {
+		h.Set("Retry-After", strconv.FormatInt(refreshSeconds(v.Refresh), 10))
+	}
+	if WantsJSON(r) {
+		p.json(w, r, status, v.Status())
+		return
+	}
+	lang := Locale(r.Header.Get("Accept-Language"), v.Locale)
+	p.html(w, r, status, p.cspWaiting, "waiting.html", p.view(lang, v))
+}
+
+// JSON sends v as the status endpoint's answer.
+func (p *Pages) JSON(w http.ResponseWriter, status int, v Waiting) {
+	if status < 200 || status > 599 {
+		status = http.StatusOK
+	}
+	p.json(w, nil, status, v.Status())
+}
+
+// Status is v as JSON clients and the page's script see it.
+func (v Waiting) Status() Status {
+	s := Status{
+		Room:         v.Room,
+		State:        v.State,
+		Position:     max(v.Position, 0),
+		Ahead:        max(v.Ahead, 0),
+		Behind:       max(v.Behind, 0),
+		Waiting:      max(v.Waiting, 0),
+		Progress:     math.Round(progress(v.Progress)*1000) / 1000,
+		RefreshAfter: refreshSeconds(v.Refresh),
+		Token:        v.Token,
+	}
+	if v.ETAKnown {
+		e := etaSeconds(v.ETA)
+		s.ETASeconds = &e
+	}
+	if v.State == "admitted" {
+		s.Next = localURL(v.ReturnTo)
+	}
+	return s
+}
+
+// waitingView is the template's data: every string already in the visitor's
+// language, so the template only lays things out.
+type waitingView struct {
+	Lang, Title, DocTitle      string
+	State, Heading, Lead       string
+	ShowLine                   bool
+	Position, Ahead, Behind    string
+	Total, ETA                 string
+	Percent                    int
+	PercentText                string
+	Updated, UpdatedISO        string
+	MetaRefresh, Next, LeaveTo string
+	T                          map[string]string
+	CSS                        template.CSS
+	JS                         template.JS
+	Data                       clientData
+}
+
+// clientData seeds waiting.js. It carries no token: the cookie already
+// identifies the visitor, and a token in the page would leak with it.
+type clientData struct {
+	Status   string            `json:"status"`
+	Refresh  int64             `json:"refresh"`
+	Lang     string            `json:"lang"`
+	Title    string            `json:"title"`
+	State    string            `json:"state"`
+	Position int64             `json:"position"`
+	Next     string            `json:"next,omitempty"`
+	Text     map[string]string `json:"text"`
+}
+
+func (p *Pages) view(lang string, v Waiting) waitingView {
+	state := v.State
+	if messages["en"][state+"_heading"] == "" {
+		state = "waiting" // a state this build has no words for
+	}
+	title := v.Title
+	if strings.TrimSpace(title) == "" || title == DefaultTitle {
+		title = text(lang, "default_title")
+	}
+	now := p.now()
+	pct := int(math.Round(progress(v.Progress) * 100))
+	vw := waitingView{
+		Lang: lang, Title: title, DocTitle: title,
+		State: state, Heading: text(lang, state+"_heading"), Lead: text(lang, state+"_lead"),
+		ShowLine: showLine(state, v.Position),
+		Position: group(v.Position),
+		Ahead:    count(lang, "ahead", v.Ahead),
+		Behind:   count(lang, "behind", v.Behind),
+		Total:    count(lang, "waiting", v.Waiting),
+		ETA:      etaText(lang, v.ETA, v.ETAKnown),
+		Percent:  pct, PercentText: strings.ReplaceAll(text(lang, "progress_text"), "{n}", strconv.Itoa(pct)),
+		Updated: clock(lang, now), UpdatedISO: now.UTC().Format(time.RFC3339),
+		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
+		T:           messages[lang],
+		CSS:         p.css, JS: p.js,
+	}
+	if vw.ShowLine {
+		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title
+	}
+	vw.navigation(v)
+	return vw
+}
+
+// navigation fills where the page may send the visitor: on once admitted,
+// back to the server to leave, and to the status URL to poll. Each must stay
+// on this site, since each becomes a navigation or a request with cookies: an
+// off-site ReturnTo becomes "/", an off-site leave or status URL is dropped.
+func (vw *waitingView) navigation(v Waiting) {
+	if vw.State == "admitted" {
+		vw.Next = localURL(v.ReturnTo)
+		vw.MetaRefresh = "0;url=" + vw.Next
+	} else if localURL(v.LeaveURL) == v.LeaveURL {
+		vw.LeaveTo = v.LeaveURL
+	}
+	status := v.StatusURL
+	if localURL(status) != status {
+		status = "" // the script then reloads the page instead of polling
+	}
+	vw.Data = clientData{
+		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
+		State: vw.State, Position: v.Position, Next: vw.Next, Text: vw.T,
+	}
+}
+
+// showLine: a position is worth showing only while there is a line to be in.
+func showLine(state string, position int64) bool {
+	return position > 0 && state != "admitted" && state != "closed"
+}
+
+func progress(f float64) float64 {
+	if math.IsNaN(f) || f < 0 {
+		return 0
+	}
+	return min(f, 1)
+}
+
+func refreshSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		d = defaultRefresh
+	}
+	return retrySeconds(d)
+}
+
+// etaSeconds rounds up, so "0 seconds" never promises a turn that is not here.
+func etaSeconds(d time.Duration) int64 {
+	return max(int64((d+time.Second-1)/time.Second), 0)
+}
+
+// localURL keeps a URL on this site: a path that starts with one slash and
+// has no backslash or control byte, which browsers could read as another
+// host. Anything else becomes "/". The caller validates too; this is the
+// last line, since the page turns the value into a navigation.
+func localURL(u string) string {
+	if len(u) == 0 || u[0] != '/' || (len(u) > 1 && (u[1] == '/' || u[1] == '\\')) {
+		return "/"
+	}
+	for i := 0; i < len(u); i++ {
+		if u[i] < 0x20 || u[i] == 0x7f || u[i] == '\\' {
+			return "/"
+		}
+	}
+	return u
+}

@@ -1,0 +1,152 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+//go:embed templates/*.html static/*.css static/*.js
+var files embed.FS
+
+// Pages renders the waiting room and the error pages. Templates and the
+// Content-Security-Policy hashes of the inline style and script are built once
+// by New; a Pages is safe for concurrent use.
+type Pages struct {
+	tmpl *template.Template
+	css  template.CSS
+	js   template.JS
+
+	// One policy per kind of answer, so error pages allow no script at all.
+	cspWaiting, cspError string
+
+	now func() time.Time // a field so tests can fix the clock
+}
+
+// cspJSON leaves a JSON answer nothing to load or run should a browser ever
+// render it as a document.
+const cspJSON = "default-src 'none'; frame-ancestors 'none'"
+
+// New parses the embedded templates and hashes the embedded assets.
+func New() (*Pages, error) {
+	css, err := fs.ReadFile(files, "static/waitroom.css")
+	if err != nil {
+		return nil, fmt.Errorf("reading stylesheet: %w", err)
+	}
+	js, err := fs.ReadFile(files, "static/waiting.js")
+	if err != nil {
+		return nil, fmt.Errorf("reading script: %w", err)
+	}
+	tmpl, err := template.ParseFS(files, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("parsing templates: %w", err)
+	}
+	// Inline rather than served as files: the page then needs no route of its
+	// own in front of the site, and a waiting visitor makes one request, not
+	// three. The hashes pin the exact bytes, so nothing else may run.
+	styleSrc, scriptSrc := hashSource(css), hashSource(js)
+	return &Pages{
+		tmpl: tmpl,
+		css:  template.CSS(css),
+		js:   template.JS(js),
+		cspWaiting: "default-src 'none'; script-src " + scriptSrc + "; style-src " + styleSrc +
+			"; img-src data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
+		cspError: "default-src 'none'; style-src " + styleSrc +
+			"; img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'",
+		now: time.Now,
+	}, nil
+}
+
+// hashSource is the CSP source expression that allows exactly these bytes
+// inline.
+func hashSource(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// buffers keeps render buffers between requests: a crowd polling the same
+// page would otherwise allocate one page-sized buffer per request.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled stops one unusually large answer from pinning its buffer forever.
+const maxPooled = 64 << 10
+
+func getBuffer() *bytes.Buffer {
+	b := buffers.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		buffers.Put(b)
+	}
+}
+
+// html renders the named template and sends it in one write, so a template
+// error becomes a clean 500 rather than half a page.
+func (p *Pages) html(w http.ResponseWriter, r *http.Request, status int, csp, name string, data any) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := p.tmpl.ExecuteTemplate(buf, name, data); err != nil {
+		// Only a broken embedded template gets here; New's tests render every
+		// one, so this is a guard, not a path.
+		secure(w.Header(), cspJSON)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	send(w, r, status, csp, "text/html; charset=utf-8", buf)
+}
+
+// json encodes v and sends it in one write.
+func (p *Pages) json(w http.ResponseWriter, r *http.Request, status int, v any) {
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		secure(w.Header(), cspJSON)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	send(w, r, status, cspJSON, "application/json; charset=utf-8", buf)
+}
+
+// send writes the headers every answer carries, then the body; HEAD gets the
+// headers only.
+func send(w http.ResponseWriter, r *http.Request, status int, csp, contentType string, body *bytes.Buffer) {
+	h := w.Header()
+	secure(h, csp)
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(body.Len()))
+	w.WriteHeader(status)
+	if r == nil || r.Method != http.MethodHead {
+		_, _ = w.Write(body.Bytes())
+	}
+}
+
+// secure sets the headers that keep an answer out of caches and confine what
+// a browser does with it. A waiting answer is personal and changes every few
+// seconds, so no shared or browser cache may keep it.
+func secure(h http.Header, csp string) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Content-Security-Policy", csp)
+	h.Del("ETag")
+	h.Del("Last-Modified")
+}
+
+// retrySeconds rounds up to whole seconds, at least one, as Retry-After and
+// refresh_after want: a zero would invite a client to ask again at once.
+func retrySeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}

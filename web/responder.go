@@ -1,0 +1,85 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// left words the answer to /.waitroom/leave.
+var left = problem{code: "left",
+	en: [2]string{"You left the line", "Your place has been given up. You can join again at any time, at the back of the line."},
+	ko: [2]string{"대기열에서 나왔습니다", "대기 순번이 취소되었습니다. 언제든 다시 줄을 설 수 있으며, 이때는 맨 뒤에서 시작합니다."},
+}
+
+var joinAgain = map[string]string{"en": "Join the line again", "ko": "다시 줄 서기"}
+
+// Responder answers the gate's visitors with these pages: it turns a
+// waitroom.Answer into a Waiting, adding each room's title and language.
+type Responder struct {
+	*Pages
+	rooms map[string]Page
+}
+
+var _ waitroom.Responder = (*Responder)(nil)
+
+// NewResponder serves rooms' answers with pages; rooms maps a room name to
+// its validated page settings.
+func NewResponder(pages *Pages, rooms map[string]Page) *Responder {
+	return &Responder{Pages: pages, rooms: rooms}
+}
+
+// Waiting answers a visitor in line (or asked to hold).
+func (rs *Responder) Waiting(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	rs.Pages.Waiting(w, r, rs.waiting(a))
+}
+
+// Status answers /.waitroom/status with JSON.
+func (rs *Responder) Status(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	status := http.StatusOK
+	if a.State == "hold" {
+		status = http.StatusServiceUnavailable
+	}
+	rs.Pages.JSON(w, status, rs.waiting(a))
+}
+
+// NotForwarded refuses a waiting visitor's write request.
+func (rs *Responder) NotForwarded(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	rs.Pages.NotForwarded(w, r, a.Room, a.Refresh)
+}
+
+// Left confirms that the visitor left the line.
+func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	if WantsJSON(r) {
+		rs.Pages.json(w, r, http.StatusOK, map[string]string{"room": a.Room, "state": "left"})
+		return
+	}
+	lang := Locale(r.Header.Get("Accept-Language"), rs.rooms[a.Room].Locale)
+	words := left.en
+	if lang == "ko" {
+		words = left.ko
+	}
+	v := errorView{Lang: lang, Heading: words[0], Text: words[1], Status: http.StatusOK,
+		Link: localURL(a.ReturnTo), LinkText: joinAgain[lang], CSS: rs.css}
+	w.Header().Add("Vary", "Accept, Accept-Language")
+	rs.Pages.html(w, r, http.StatusOK, rs.cspError, "error.html", v)
+}
+
+func (rs *Responder) waiting(a waitroom.Answer) Waiting {
+	page := rs.rooms[a.Room]
+	d := a.Decision
+	q := url.Values{"room": {a.Room}}
+	if a.ReturnTo != "" {
+		q.Set("return_to", a.ReturnTo)
+	}
+	return Waiting{
+		Room: a.Room, Title: page.Title, Locale: page.Locale, State: a.State,
+		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Waiting: d.Waiting,
+		ETA: a.ETA, ETAKnown: a.ETAKnown, Progress: a.Progress, Refresh: a.Refresh,
+		ReturnTo:  a.ReturnTo,
+		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
+		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
+		Token:     a.Token, StatusCode: a.StatusCode,
+	}
+}
