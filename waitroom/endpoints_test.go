@@ -1,0 +1,29 @@
+package waitroom
+
+import "testing"
+
+func TestSafeReturnTo(t *testing.T) {
+	t.Parallel()
+	ok := map[string]string{
+		"":                   "/",
+		"/":                  "/",
+		"/events/7?seat=3":   "/events/7?seat=3",
+		"/a/b#frag":          "/a/b#frag",
+		"/%2F%2Fevil.com":    "/%2F%2Fevil.com",
+		"/search?q=//x.com/": "/search?q=//x.com/",
+	}
+	for in, want := range ok {
+		if got, good := SafeReturnTo(in); !good || got != want {
+			t.Errorf("SafeReturnTo(%q) = %q, %v; want %q", in, got, good, want)
+		}
+	}
+	for _, in := range []string{
+		"https://evil.example/", "//evil.example", "///evil.example", "/\\evil.example", "\\\\evil.example",
+		"http:evil", "javascript:alert(1)", "evil.example", "/a\nb", "/a\tb", "/a\\b", "/a\x7fb",
+		"/" + string(make([]byte, maxReturnTo)),
+	} {
+		if got, good := SafeReturnTo(in); good {
+			t.Errorf("SafeReturnTo(%q) accepted as %q", in, got)
+		}
+	}
+}
