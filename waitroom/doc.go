@@ -12,10 +12,12 @@
 // session slides forward on each request and ends when it expires, when the
 // visitor leaves, or when the upstream answers "Waitroom-Command: release".
 //
-// Ticket numbers are seeded from the clock when a room's counter is created,
-// so they keep growing even if the store loses its data. A visitor who comes
-// back with a ticket older than the counter's seed held a place in an earlier
-// incarnation of the store and is put back at that place; a ticket from the
-// current incarnation that the store no longer knows was abandoned, released or
-// expired, and its holder joins at the back.
+// Ticket numbers are seeded from the store's clock, in microseconds since the
+// Unix epoch, when a room's counter is created, and grow by one per join, so
+// they keep growing even if the store loses its data (every store uses this
+// unit, so tickets mean the same whichever store issued them). A visitor who
+// comes back with a ticket older than the counter's seed held a place in an
+// earlier incarnation of the store and is put back at that place, once; a
+// ticket from the current incarnation that the store no longer knows was
+// abandoned, released or expired, and its holder joins at the back.
 package waitroom

@@ -77,7 +77,7 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gate) statusTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, returnTo string, err error) {
 	g.storeDown(err)
-	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: returnTo, StatusCode: http.StatusServiceUnavailable}
+	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: returnTo, StatusCode: ln.room.StatusCode}
 	if g.onError == OnErrorOpen || tk.Admitted(g.now()) {
 		a.State = "admitted"
 	}

@@ -188,13 +188,26 @@ func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64)
 	if start > 0 {
 		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
 	}
-	// The estimate uses the admissions measured over the last minute, not
-	// the configured rate: it is what the line really does.
-	if rate := float64(ln.stats.Load().AdmittedLastMinute) / 60; rate > 0 {
+	if rate := admissionRate(ln.stats.Load(), ln.room.Limits.AdmitRate); rate > 0 {
 		a.ETA = time.Duration(math.Ceil(float64(d.Position)/rate)) * time.Second
 		a.ETAKnown = true
 	}
 	return a
+}
+
+// minMeasured is how long a room must have been measured before its rate
+// means anything; until then the wait is "calculating".
+const minMeasured = 10 * time.Second
+
+// admissionRate is admissions per second as measured over the last minute:
+// what the line really does, not what it is allowed to do. It never exceeds
+// the configured rate, since the immediate admissions of a room's first
+// seconds would otherwise promise a speed the bucket will not give.
+func admissionRate(st *Stats, limit Rate) float64 {
+	if st.MeasuredOver < minMeasured || st.AdmittedLastMinute <= 0 {
+		return 0
+	}
+	return math.Min(float64(st.AdmittedLastMinute)/st.MeasuredOver.Seconds(), limit.PerSecond())
 }
 
 // storeTrouble answers while the store cannot be reached, as store.on_error says.
@@ -211,7 +224,7 @@ func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk
 		next.ServeHTTP(w, r)
 		return
 	}
-	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: r.URL.RequestURI(), StatusCode: http.StatusServiceUnavailable}
+	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: r.URL.RequestURI(), StatusCode: ln.room.StatusCode}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
 		return

@@ -98,8 +98,12 @@ type Stats struct {
 	Waiting int64 // visitors in line (abandoned ones not yet dropped included)
 	Active  int64 // sessions inside
 	// AdmittedLastMinute counts admissions (immediate ones included) in the
-	// last 60 seconds; it is the measured admission rate.
+	// last 60 seconds, or since the room was created when that is later;
+	// with MeasuredOver it gives the measured admission rate.
 	AdmittedLastMinute int64
+	// MeasuredOver is the span AdmittedLastMinute covers: a minute, or the
+	// room's age in the store when younger.
+	MeasuredOver time.Duration
 	Joined             int64 // visitors who took a ticket or went straight in
 	AdmittedTotal      int64
 	Released           int64

@@ -1,0 +1,66 @@
+package waitroom_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/memstore"
+)
+
+// panicky panics on its first Admit, as a bug would.
+type panicky struct {
+	waitroom.Store
+	calls atomic.Int64
+}
+
+func (p *panicky) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
+	if p.calls.Add(1) == 1 {
+		panic("boom")
+	}
+	return p.Store.Admit(ctx, room, lim)
+}
+
+func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &panicky{Store: memstore.New()}
+		defer store.Close()
+		core, logs := observer.New(zapcore.InfoLevel)
+		rate, _ := waitroom.ParseRate("60/m")
+		room := waitroom.Room{Name: "concert", Tick: time.Second, Limits: waitroom.Limits{
+			MaxActive: 100, AdmitRate: rate, AdmitBurst: 1, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
+		gate := waitroom.NewGate(store, nil, nil, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.New(core))
+		ctx := context.Background()
+		for range 6 { // the first goes in at once and spends the only token
+			if _, err := store.Decide(ctx, "concert", room.Limits, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error)
+		ad := gate.Admitters()[0]
+		go func() { done <- ad.Run(runCtx) }()
+
+		synctest.Wait() // the first tick, at once, panics and is logged
+		if logs.FilterMessage("admission tick panicked").Len() != 1 {
+			t.Fatal("a panicking tick must be recovered and logged")
+		}
+		time.Sleep(3*time.Second + time.Millisecond) // three more ticks, one token each
+		synctest.Wait()
+		st, _ := gate.Stats("concert")
+		if st.Active != 4 || st.Waiting != 2 {
+			t.Fatalf("after 3 ticks at 1/s: active %d waiting %d, want 4 and 2", st.Active, st.Waiting)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	})
+}

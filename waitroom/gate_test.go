@@ -1,0 +1,165 @@
+package waitroom_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/web"
+)
+
+// switchable is a real store that can be made unreachable, as a Redis
+// outage would make it.
+type switchable struct {
+	waitroom.Store
+	down atomic.Bool
+}
+
+func (s *switchable) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
+	if s.down.Load() {
+		return waitroom.Decision{}, fmt.Errorf("deciding: %w", waitroom.ErrUnavailable)
+	}
+	return s.Store.Decide(ctx, room, lim, v, join)
+}
+
+type gateFixture struct {
+	gate     *waitroom.Gate
+	store    *switchable
+	logs     *observer.ObservedLogs
+	upstream atomic.Int64
+	srv      *httptest.Server
+}
+
+func newGateFixture(t *testing.T, onError waitroom.OnError, maxActive int) *gateFixture {
+	t.Helper()
+	f := &gateFixture{store: &switchable{Store: memstore.New()}}
+	core, logs := observer.New(zapcore.InfoLevel)
+	f.logs = logs
+	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := web.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := waitroom.Room{Name: "concert", Tick: time.Second, StatusCode: 200, Refresh: 5 * time.Second,
+		Limits: waitroom.Limits{MaxActive: maxActive, SessionTTL: time.Minute, AbandonAfter: time.Minute}}
+	f.gate = waitroom.NewGate(f.store, tickets, web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}}),
+		[]waitroom.Room{room}, onError, zap.New(core))
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.upstream.Add(1)
+		fmt.Fprint(w, "site")
+	})
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.gate.Serve(w, r, "concert", next)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// get sends a request with the given cookie header and returns status, body
+// and the cookie the answer set, if any.
+func (f *gateFixture) get(t *testing.T, method, cookie string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.srv.URL+"/events/1", nil)
+	req.Header.Set("Accept", "application/json")
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	set := ""
+	for _, c := range resp.Cookies() {
+		set = c.Name + "=" + c.Value
+	}
+	return resp.StatusCode, string(b), set
+}
+
+func state(body string) string {
+	var v struct{ State string }
+	_ = json.Unmarshal([]byte(body), &v)
+	return v.State
+}
+
+func TestGate_StoreDownClosed(t *testing.T) {
+	f := newGateFixture(t, waitroom.OnErrorClosed, 1)
+	_, body, inside := f.get(t, http.MethodGet, "")
+	if body != "site" || inside == "" {
+		t.Fatalf("first visitor must go in: %q", body)
+	}
+	_, body, waiting := f.get(t, http.MethodGet, "")
+	if state(body) != "waiting" {
+		t.Fatalf("second visitor must wait: %q", body)
+	}
+	f.store.down.Store(true)
+	for range 5 {
+		if _, body, _ := f.get(t, http.MethodGet, inside); body != "site" {
+			t.Fatalf("an admitted ticket must keep working while the store is down, got %q", body)
+		}
+	}
+	if code, body, _ := f.get(t, http.MethodGet, ""); code != 200 || state(body) != "hold" {
+		t.Fatalf("a new visitor must be asked to hold: %d %q", code, body)
+	}
+	if code, body, _ := f.get(t, http.MethodGet, waiting); state(body) != "hold" {
+		t.Fatalf("a waiting visitor must be asked to hold: %d %q", code, body)
+	}
+	if code, _, _ := f.get(t, http.MethodPost, waiting); code != http.StatusServiceUnavailable {
+		t.Fatalf("a waiting POST during an outage: %d", code)
+	}
+	if n := f.logs.FilterMessage("store unreachable; following store.on_error").Len(); n != 1 {
+		t.Fatalf("an outage must be logged once, got %d lines", n)
+	}
+	f.store.down.Store(false)
+	if _, body, _ := f.get(t, http.MethodGet, waiting); state(body) != "waiting" {
+		t.Fatalf("after the outage the waiting visitor keeps its place: %q", body)
+	}
+	if f.logs.FilterMessage("store reachable again").Len() != 1 || f.gate.StoreDown() {
+		t.Fatal("the end of the outage must be logged once")
+	}
+	if got := f.upstream.Load(); got != 6 {
+		t.Fatalf("the site saw %d requests, want the 6 of the admitted visitor", got)
+	}
+}
+
+func TestGate_StoreDownOpen(t *testing.T) {
+	f := newGateFixture(t, waitroom.OnErrorOpen, 0)
+	f.store.down.Store(true)
+	if _, body, _ := f.get(t, http.MethodGet, ""); body != "site" {
+		t.Fatalf("on_error: open must let a new visitor through, got %q", body)
+	}
+}
+
+func TestGate_PreflightTakesNoTicket(t *testing.T) {
+	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	req, _ := http.NewRequest(http.MethodOptions, f.srv.URL+"/events/1", nil)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(resp.Cookies()) != 0 || f.upstream.Load() != 1 {
+		t.Fatalf("a preflight must pass without a ticket: cookies %v", resp.Cookies())
+	}
+	st, _ := f.store.Stats(context.Background(), "concert")
+	if st.Joined != 0 {
+		t.Fatalf("a preflight joined the line: %+v", st)
+	}
+}

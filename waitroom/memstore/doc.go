@@ -1,0 +1,25 @@
+// Package memstore is the embedded waitroom.Store: every room lives in the
+// process's memory, for a single gateway instance. Several instances need
+// the Redis store instead, since each memstore keeps its own line.
+//
+// Each room sits behind its own mutex and keeps:
+//
+//   - the line as a skip list with spans in ticket order, so a visitor's
+//     position is found in O(log n) however long the line, and a ticket
+//     restored from an earlier incarnation can go in ahead of later ones;
+//   - the same visitors in a list by last poll, so pruning the abandoned
+//     looks only at the stale ones, from the front;
+//   - the active sessions in a min-heap by expiry;
+//   - a token bucket for the admission rate and a ring of per-second
+//     counters for the admissions of the last minute.
+//
+// Time comes from one clock (WithClock; time.Now by default), read once per
+// call under the room's lock. A clock that steps backwards is taken to stand
+// still, so nothing in a room ever sees time run backwards.
+//
+// Ticket numbers start at the clock in microseconds when the room is first
+// used. After a restart with the same cookie keys, a returning visitor whose
+// ticket is older than that seed goes back to the place its ticket gives,
+// ahead of everyone who arrived since; this happens once per visitor, so a
+// session or place lost later in this incarnation is lost as anyone's is.
+package memstore

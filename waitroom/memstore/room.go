@@ -1,0 +1,207 @@
+package memstore
+
+import (
+	"sync"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// room is one room's line, sessions and counters, behind one mutex.
+type room struct {
+	mu sync.Mutex
+
+	// last is the latest time the room has seen. A clock that steps back
+	// is read as standing still, so the seen list stays ordered and the
+	// bucket never refills by a negative amount.
+	last time.Time
+	// seed is the clock in microseconds when the room was created; tickets
+	// below it come from an earlier incarnation of the store.
+	seed int64
+	seq  int64 // last ticket handed out
+
+	line    *queue
+	seen    seenList
+	waiting map[string]*waiter
+	active  *sessions
+	// restored holds the visitors put back at an old ticket, so that a
+	// cookie carrying that ticket restores its holder once, not after every
+	// session or place it goes on to lose.
+	restored map[string]struct{}
+
+	bucket bucket
+	minute minute
+	totals waitroom.Stats // only the running totals are kept here
+}
+
+func newRoom(now time.Time, lim waitroom.Limits) *room {
+	seed := now.UnixMicro()
+	return &room{
+		last:     now,
+		seed:     seed,
+		seq:      seed,
+		line:     newQueue(),
+		waiting:  make(map[string]*waiter),
+		active:   newSessions(),
+		restored: make(map[string]struct{}),
+		bucket:   newBucket(now, lim),
+	}
+}
+
+// now turns a clock reading into the room's time; see last.
+func (r *room) now(t time.Time) time.Time {
+	if t.Before(r.last) {
+		return r.last
+	}
+	r.last = t
+	return t
+}
+
+// expire drops the sessions that ran out; every method calls it first, so
+// no answer counts or honours a session that is over.
+func (r *room) expire(now time.Time) int {
+	n := r.active.expire(now)
+	r.totals.Expired += int64(n)
+	return n
+}
+
+func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join bool) waitroom.Decision {
+	r.expire(now)
+	if s := r.active.get(v.ID); s != nil {
+		return r.renew(s, now, lim)
+	}
+	if w := r.waiting[v.ID]; w != nil {
+		r.seen.touch(w, now)
+		return r.waitingDecision(w, false)
+	}
+	if !join {
+		return waitroom.Decision{}
+	}
+	return r.join(now, lim, v)
+}
+
+// renew slides an admitted visitor's session, writing at most once per renew
+// interval.
+func (r *room) renew(s *session, now time.Time, lim waitroom.Limits) waitroom.Decision {
+	d := waitroom.Decision{State: waitroom.StateAdmitted, Ticket: s.ticket}
+	if s.until.Sub(now) < lim.SessionTTL-lim.RenewInterval() {
+		r.active.extend(s, now.Add(lim.SessionTTL))
+		d.Renewed = true
+	}
+	d.Until = s.until
+	return d
+}
+
+func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
+	return waitroom.Decision{
+		State:    waitroom.StateWaiting,
+		Ticket:   w.ticket,
+		Position: int64(r.line.rank(w)),
+		Waiting:  int64(r.line.len()),
+		Joined:   joined,
+	}
+}
+
+// join gives an unknown visitor a session at once when nobody waits and both
+// limits allow, and a place in line otherwise.
+func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
+	ticket := r.ticketFor(v)
+	r.totals.Joined++
+	if r.line.len() == 0 && r.active.len() < lim.MaxActive {
+		r.bucket.refill(now, lim)
+		if r.bucket.take(lim) {
+			s := r.admit(v.ID, ticket, now, lim)
+			return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
+		}
+	}
+	w := &waiter{id: v.ID, ticket: ticket}
+	r.line.insert(w)
+	r.seen.pushBack(w, now)
+	r.waiting[v.ID] = w
+	return r.waitingDecision(w, true)
+}
+
+// ticketFor is the ticket of a visitor who joins: the one its cookie carries
+// when that predates the room's seed (a place held before the store lost its
+// data) and was not restored already, otherwise the next number.
+func (r *room) ticketFor(v waitroom.Visitor) int64 {
+	if v.Ticket > 0 && v.Ticket < r.seed {
+		if _, again := r.restored[v.ID]; !again {
+			r.restored[v.ID] = struct{}{}
+			return v.Ticket
+		}
+	}
+	r.seq++
+	return r.seq
+}
+
+func (r *room) admit(id string, ticket int64, now time.Time, lim waitroom.Limits) *session {
+	r.totals.AdmittedTotal++
+	r.minute.add(now)
+	return r.active.add(id, ticket, now.Add(lim.SessionTTL))
+}
+
+// tick is one admission round; the order of its steps is the contract's:
+// sessions that ran out free their slots first, stale visitors go before
+// anyone is let in, so no slot or token is spent on someone who left.
+func (r *room) tick(now time.Time, lim waitroom.Limits) waitroom.Admitted {
+	var a waitroom.Admitted
+	a.Expired = r.expire(now)
+	a.Abandoned = r.prune(now, lim.AbandonAfter)
+	if r.line.len() == 0 || r.active.len() >= lim.MaxActive {
+		return a
+	}
+	r.bucket.refill(now, lim)
+	for w := r.line.front(); w != nil && r.active.len() < lim.MaxActive && r.bucket.take(lim); w = r.line.front() {
+		r.drop(w)
+		r.admit(w.id, w.ticket, now, lim)
+		a.Admitted++
+	}
+	return a
+}
+
+// prune drops the visitors unseen for longer than after, wherever they stand
+// in line. after <= 0 keeps everyone.
+func (r *room) prune(now time.Time, after time.Duration) int {
+	if after <= 0 {
+		return 0
+	}
+	n := 0
+	for w := r.seen.oldest; w != nil && now.Sub(w.seen) > after; w = r.seen.oldest {
+		r.drop(w)
+		n++
+	}
+	r.totals.Abandoned += int64(n)
+	return n
+}
+
+// drop takes a visitor out of line.
+func (r *room) drop(w *waiter) {
+	r.line.remove(w)
+	r.seen.remove(w)
+	delete(r.waiting, w.id)
+}
+
+// release ends the visitor's session or gives up its place.
+func (r *room) release(now time.Time, id string) bool {
+	r.expire(now)
+	if s := r.active.get(id); s != nil {
+		r.active.remove(s)
+	} else if w := r.waiting[id]; w != nil {
+		r.drop(w)
+	} else {
+		return false
+	}
+	r.totals.Released++
+	return true
+}
+
+func (r *room) stats(now time.Time) waitroom.Stats {
+	r.expire(now)
+	st := r.totals
+	st.Waiting = int64(r.line.len())
+	st.Active = int64(r.active.len())
+	st.AdmittedLastMinute = r.minute.sum(now)
+	st.MeasuredOver = min(time.Minute, now.Sub(time.UnixMicro(r.seed)))
+	return st
+}

@@ -1,0 +1,111 @@
+package memstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// checkRoom holds a room's structures to each other: the queue, the seen
+// list and the waiting map hold the same visitors; positions run 1..n in
+// ticket order; the seen list is in time order; the session map and heap
+// agree; nobody is both waiting and inside; and the books balance.
+func checkRoom(t *testing.T, r *room) {
+	t.Helper()
+	n := 0
+	for w, prev := r.line.front(), (*waiter)(nil); w != nil; prev, w = w, w.links[0].next {
+		n++
+		if r.waiting[w.id] != w || r.active.get(w.id) != nil {
+			t.Fatalf("ticket %d: in the queue but not (only) in the waiting map", w.ticket)
+		}
+		if prev != nil && !prev.before(w) {
+			t.Fatalf("queue out of order: %d before %d", prev.ticket, w.ticket)
+		}
+		if got := r.line.rank(w); got != n {
+			t.Fatalf("rank(ticket %d) = %d, want %d", w.ticket, got, n)
+		}
+	}
+	seen := 0
+	for w := r.seen.oldest; w != nil; w = w.newer {
+		seen++
+		if w.newer != nil && w.newer.seen.Before(w.seen) {
+			t.Fatalf("seen list out of order at %s", w.id)
+		}
+	}
+	if n != r.line.len() || n != len(r.waiting) || n != seen {
+		t.Fatalf("line %d, queue walk %d, map %d, seen list %d", r.line.len(), n, len(r.waiting), seen)
+	}
+	h := r.active.expiry
+	if len(h) != r.active.len() {
+		t.Fatalf("%d sessions in the heap, %d in the map", len(h), r.active.len())
+	}
+	for i, s := range h {
+		if s.index != i || r.active.get(s.id) != s || (i > 0 && s.until.Before(h[(i-1)/2].until)) {
+			t.Fatalf("expiry heap broken at %d", i)
+		}
+	}
+	st := r.totals
+	if sum := int64(n+r.active.len()) + st.Released + st.Expired + st.Abandoned; sum != st.Joined {
+		t.Fatalf("books do not balance: %d joined, %d accounted for", st.Joined, sum)
+	}
+}
+
+// randomLimits varies the room's limits from call to call, as reloads do.
+func randomLimits(rng *rand.Rand) waitroom.Limits {
+	lim := waitroom.Limits{
+		MaxActive:    rng.IntN(8),
+		AdmitBurst:   1 + rng.IntN(3),
+		SessionTTL:   time.Duration(1+rng.IntN(5)) * time.Minute,
+		AbandonAfter: time.Duration(1+rng.IntN(3)) * time.Minute,
+	}
+	if rng.IntN(2) == 0 {
+		lim.AdmitRate = waitroom.Rate{N: int64(1 + rng.IntN(30)), Per: time.Minute}
+	}
+	return lim
+}
+
+func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	r := newRoom(clock, randomLimits(rng))
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("v%03d", i)
+	}
+	maxLine := 0
+	for step := range 20_000 {
+		clock = clock.Add(time.Duration(rng.IntN(800)-50) * time.Millisecond) // now and then backwards
+		now, lim := r.now(clock), randomLimits(rng)
+		id := ids[rng.IntN(len(ids))]
+		switch op := rng.IntN(10); {
+		case op < 6:
+			v := waitroom.Visitor{ID: id}
+			if rng.IntN(8) == 0 {
+				v.Ticket = r.seed - rng.Int64N(1000) // a ticket from before a restart
+			}
+			d := r.decide(now, lim, v, rng.IntN(4) > 0)
+			if d.State == waitroom.StateWaiting && (d.Position < 1 || d.Position > d.Waiting) {
+				t.Fatalf("step %d: position %d of %d", step, d.Position, d.Waiting)
+			}
+			if d.Joined && d.State == waitroom.StateAdmitted && r.active.len() > lim.MaxActive {
+				t.Fatalf("step %d: immediate admission past max_active %d", step, lim.MaxActive)
+			}
+		case op < 8:
+			if a := r.tick(now, lim); a.Admitted > 0 && r.active.len() > lim.MaxActive {
+				t.Fatalf("step %d: tick filled %d slots of %d", step, r.active.len(), lim.MaxActive)
+			}
+		case op < 9:
+			r.release(now, id)
+		default:
+			r.stats(now)
+		}
+		checkRoom(t, r)
+		maxLine = max(maxLine, r.line.len())
+	}
+	if st := r.stats(r.now(clock)); maxLine < 50 || st.Abandoned == 0 || st.Expired == 0 || st.Released == 0 || st.AdmittedTotal == 0 {
+		t.Errorf("the walk missed a path: longest line %d, %+v", maxLine, st)
+	}
+}

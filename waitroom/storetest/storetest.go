@@ -1,0 +1,65 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// NewFunc returns n stores that share one fresh, empty backend, as n gateway
+// instances share one Redis: a change made through one is seen by all. Each
+// call must return a new backend that shares nothing with earlier ones; the
+// restore test relies on it. The function registers the stores' cleanup with
+// tb. An embedded store returns the same store n times.
+type NewFunc func(tb testing.TB, n int) []waitroom.Store
+
+// Run runs every invariant of the store contract against the stores
+// newStores makes, with one instance and, where instances can disagree, with
+// three. Subtests run in parallel, each on its own backend and room.
+func Run(t *testing.T, newStores NewFunc) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, n := range tc.instances {
+				t.Run(fmt.Sprintf("instances=%d", n), func(t *testing.T) {
+					t.Parallel()
+					tc.run(t, newEnv(t, newStores, n))
+				})
+			}
+		})
+	}
+}
+
+type testCase struct {
+	name      string
+	instances []int
+	run       func(t *testing.T, e *env)
+}
+
+var (
+	one  = []int{1}
+	many = []int{1, 3}
+)
+
+// cases lists the subtests. The sequential ones run on several instances
+// too, with each call going to the next instance, so a store that caches
+// state per instance shows it.
+var cases = []testCase{
+	{"Capacity", many, testCapacity},
+	{"TokenBucket", many, testTokenBucket},
+	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
+	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},
+	{"IdempotentJoin", many, testIdempotentJoin},
+	{"PositionsNeverWorsen", many, testPositionsNeverWorsen},
+	{"ImmediateAdmission", many, testImmediateAdmission},
+	{"Abandonment", many, testAbandonment},
+	{"Release", many, testRelease},
+	{"Expiry", many, testExpiry},
+	{"SlidingRenewal", many, testSlidingRenewal},
+	{"Restore", many, testRestore},
+	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},
+	{"Conservation", many, testConservation},
+	{"AdmittedLastMinute", many, testAdmittedLastMinute},
+	{"Ping", many, testPing},
+}
