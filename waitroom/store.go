@@ -103,12 +103,12 @@ type Stats struct {
 	AdmittedLastMinute int64
 	// MeasuredOver is the span AdmittedLastMinute covers: a minute, or the
 	// room's age in the store when younger.
-	MeasuredOver time.Duration
-	Joined             int64 // visitors who took a ticket or went straight in
-	AdmittedTotal      int64
-	Released           int64
-	Expired            int64
-	Abandoned          int64
+	MeasuredOver  time.Duration
+	Joined        int64 // visitors who took a ticket or went straight in
+	AdmittedTotal int64
+	Released      int64
+	Expired       int64
+	Abandoned     int64
 }
 
 // Store keeps every room's line and active sessions. Implementations are safe

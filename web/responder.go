@@ -35,13 +35,10 @@ func (rs *Responder) Waiting(w http.ResponseWriter, r *http.Request, a waitroom.
 	rs.Pages.Waiting(w, r, rs.waiting(a))
 }
 
-// Status answers /.waitroom/status with JSON.
+// Status answers /.waitroom/status with JSON. A "hold" is 200 too: the
+// state says what happened, and a client keeps polling either way.
 func (rs *Responder) Status(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
-	status := http.StatusOK
-	if a.State == "hold" {
-		status = http.StatusServiceUnavailable
-	}
-	rs.Pages.JSON(w, status, rs.waiting(a))
+	rs.Pages.JSON(w, http.StatusOK, rs.waiting(a))
 }
 
 // NotForwarded refuses a waiting visitor's write request.

@@ -1,0 +1,41 @@
+# waitroom — run `make help` for the targets.
+GO       ?= go
+PKGS     ?= ./...
+FUZZTIME ?= 5s
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: help build demo lint test test-race fuzz bench docker clean
+
+help: ## show the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/waitroom
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/waitroom ./cmd/waitroom
+
+demo: ## run the demo: a shop behind a tiny room on http://localhost:8080
+	$(GO) run ./cmd/waitroom demo
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would rewrite:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+test: lint test-race fuzz ## everything CI runs: lint, race tests, short fuzzing
+
+test-race: ## go test -race
+	$(GO) test -race -count=1 $(PKGS)
+
+fuzz: ## run each fuzz test for FUZZTIME (default 5s)
+	$(GO) test -run='^$$' -fuzz='^FuzzTicketDecode$$' -fuzztime=$(FUZZTIME) ./waitroom/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseRate$$' -fuzztime=$(FUZZTIME) ./waitroom/
+	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
+	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
+
+bench: ## benchmarks with allocations
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+docker: ## build the container image
+	docker build -t waitroom:$(VERSION) .
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// The demo must start and show a newcomer the waiting room when the
+// simulated visitors fill the room first.
+func TestDemo_ServesTheWaitingRoom(t *testing.T) {
+	d, err := startDemo("127.0.0.1:0", zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.app.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	base := "http://" + d.app.Addr().String()
+	a, b := newVisitor(t, base), newVisitor(t, base)
+	for _, v := range []*visitor{a, b} {
+		if r := v.get("/"); !strings.Contains(r.body, "demo shop") {
+			t.Fatalf("the first two visitors must reach the shop: %d", r.status)
+		}
+	}
+	r := newVisitor(t, base).get("/")
+	if r.status != 200 || !strings.Contains(r.body, "Demo ticket sale") || !strings.Contains(r.body, "/.waitroom/status") {
+		t.Fatalf("the third visitor must see the waiting room, got %d:\n%.300s", r.status, r.body)
+	}
+	// Checking out frees a place: the release header acts and is hidden.
+	co := a.do("POST", "/checkout")
+	if co.header.Get("Waitroom-Command") != "" || !strings.Contains(co.body, "Thank you") {
+		t.Fatalf("checkout: %d %v", co.status, co.header)
+	}
+}
+
+func TestRun_Commands(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "waitroom ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"check", "--config", "../../configs/waitroom.yaml"}, &out, &errb); code != 0 {
+		t.Fatalf("check of the shipped file: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "configuration OK") {
+		t.Fatalf("check output: %q", out.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"check", "--config", "testdata/nope.yaml"}, &out, &errb); code != 1 {
+		t.Fatalf("check of a missing file: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"frobnicate"}, &out, &errb); code != 2 {
+		t.Fatalf("unknown command: exit %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if code := run(ctx, []string{"demo", "--bots", "99"}, &out, &errb); code != 2 {
+		t.Fatalf("demo --bots 99: exit %d", code)
+	}
+}
+
+func TestCheck_RedactsSecrets(t *testing.T) {
+	cfg, err := parseConfig("good.yaml", []byte(goodConfig+"\n  header: { name: X-Staff, secret: \"0123456789abcdef-very-secret\" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := writeRedacted(&out, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	if strings.Contains(s, testKey) || strings.Contains(s, "very-secret") || strings.Count(s, "REDACTED") != 3 {
+		t.Fatalf("secrets not redacted:\n%s", s)
+	}
+	if !strings.Contains(s, "max_active: 500") {
+		t.Fatalf("effective config missing:\n%s", s)
+	}
+}

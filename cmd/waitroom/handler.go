@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/web"
+)
+
+// frontDoor is the visitor listener's handler: clean the path, serve
+// waitroom's own endpoints, route, then bypass, proxy or queue.
+type frontDoor struct {
+	router    *proxy.Router
+	bypass    *proxy.Bypass
+	upstreams map[string]http.Handler
+	gate      *waitroom.Gate
+	pages     *web.Pages
+}
+
+func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Only the gate may tell an upstream who a visitor is.
+	r.Header.Del(waitroom.VisitorHeader)
+	r.Header.Del(waitroom.RoomHeader)
+	clean, err := proxy.CleanPath(r.URL.Path)
+	if err != nil {
+		f.pages.Error(w, r, http.StatusBadRequest)
+		return
+	}
+	// Route on the cleaned path and forward that same path, so what the
+	// router saw is what the upstream gets.
+	r.URL.Path, r.URL.RawPath = clean, ""
+	if hasPrefixFold(clean, waitroom.Prefix) {
+		f.endpoint(w, r, clean)
+		return
+	}
+	route, ok := f.router.Match(r.Host, clean)
+	if !ok {
+		f.pages.Error(w, r, http.StatusNotFound)
+		return
+	}
+	up := f.upstreams[route.Upstream]
+	if route.Room == "" || f.bypass.Match(r, clean) {
+		up.ServeHTTP(w, r)
+		return
+	}
+	f.gate.Serve(w, r, route.Room, up)
+}
+
+func (f *frontDoor) endpoint(w http.ResponseWriter, r *http.Request, clean string) {
+	switch clean {
+	case waitroom.StatusPath:
+		f.gate.Status(w, r)
+	case waitroom.LeavePath:
+		f.gate.Leave(w, r)
+	default:
+		f.pages.Error(w, r, http.StatusNotFound)
+	}
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// chain wraps h in middleware, the first listed outermost.
+func chain(h http.Handler, mw ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+// recoverer answers a panicking request with a 502 page and logs the stack,
+// so one bad request never takes a connection's neighbours down with it.
+func recoverer(log *zap.Logger, pages *web.Pages) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				p := recover()
+				if p == nil {
+					return
+				}
+				if p == http.ErrAbortHandler {
+					panic(p) // the proxy's way to abort a response; net/http handles it
+				}
+				log.Error("request panicked", zap.String("panic", fmt.Sprint(p)), zap.Stack("stack"))
+				pages.Error(w, r, http.StatusBadGateway)
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}

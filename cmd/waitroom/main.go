@@ -1,0 +1,136 @@
+// Command waitroom is a virtual waiting room: a reverse proxy that lets
+// through only as many visitors as a site can serve and queues the rest.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+const defaultConfigPath = "configs/waitroom.yaml"
+
+const usage = `waitroom: a virtual waiting room in front of a web site.
+
+Usage:
+  waitroom [serve] [--config FILE]   run the gateway (default config: configs/waitroom.yaml)
+  waitroom check [--config FILE]     validate the config and print it, secrets redacted
+  waitroom demo [--listen ADDR]      run a demo site behind a tiny room (2 inside, 6 per minute)
+  waitroom version                   print the version
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = cmdServe(ctx, args, stderr)
+	case "check":
+		err = cmdCheck(args, stdout, stderr)
+	case "demo":
+		err = cmdDemo(ctx, args, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "waitroom", buildVersion())
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "waitroom: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "waitroom:", err)
+	var usageErr *usageError
+	if errors.As(err, &usageErr) {
+		return 2
+	}
+	return 1
+}
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+func configFlag(name string, args []string, stderr io.Writer) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", defaultConfigPath, "configuration file (YAML)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return "", &usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return *path, nil
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	path, err := configFlag("serve", args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.Log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	app, err := NewApp(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	return app.Run(ctx)
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	path, err := configFlag("check", args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: configuration OK\n\n", path)
+	return writeRedacted(stdout, cfg)
+}
+
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}

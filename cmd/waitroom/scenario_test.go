@@ -1,0 +1,179 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+const twoInside = `    max_active: 2
+    tick: 50ms
+    page: { refresh: 1s }`
+
+func TestGateway_ThirdVisitorWaitsUntilRelease(t *testing.T) {
+	up, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, twoInside))
+	a, b, c := newVisitor(t, base), newVisitor(t, base), newVisitor(t, base)
+	for _, v := range []*visitor{a, b} {
+		if r := v.get("/events/1"); r.status != 200 || r.body != "site:/events/1" {
+			t.Fatalf("first visitors must go straight through: %d %q", r.status, r.body)
+		}
+	}
+	before := up.count()
+	r := c.getJSON("/events/1")
+	if r.state() != "waiting" || r.position() != 1 {
+		t.Fatalf("third visitor: want waiting at position 1, got %d %v", r.status, r.json)
+	}
+	html := c.get("/events/1")
+	if !strings.Contains(html.header.Get("Content-Type"), "text/html") || html.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("waiting page headers: %v", html.header)
+	}
+	if up.count() != before {
+		t.Fatal("the upstream saw a waiting visitor")
+	}
+	// The site says "done" for a: the header acts and never reaches a.
+	done := a.get("/events/done")
+	if done.header.Get("Waitroom-Command") != "" {
+		t.Fatal("Waitroom-Command reached the browser")
+	}
+	c.waitAdmitted("concert", 3*time.Second)
+	if r := c.get("/events/1"); r.body != "site:/events/1" {
+		t.Fatalf("after the release the third visitor must get in, got %d", r.status)
+	}
+}
+
+func TestGateway_RefreshNeverWorsensPosition(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	var vs []*visitor
+	for range 5 {
+		v := newVisitor(t, base)
+		v.getJSON("/events/")
+		vs = append(vs, v)
+	}
+	last := vs[2].getJSON("/events/").position()
+	for i := range 50 {
+		path := "/events/"
+		if i%2 == 1 {
+			path = "/.waitroom/status?room=concert"
+		}
+		r := vs[2].getJSON(path)
+		if r.state() != "waiting" || r.position() > last || r.position() != 3 {
+			t.Fatalf("refresh %d: %v (was position %d)", i, r.json, last)
+		}
+		last = r.position()
+	}
+}
+
+func TestGateway_BadTicketsGoToTheBack(t *testing.T) {
+	up, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	first := newVisitor(t, base)
+	first.getJSON("/events/")
+	good := first.cookieValue("concert")
+	if good == "" {
+		t.Fatal("no ticket cookie set")
+	}
+	festival := newVisitor(t, base)
+	festival.get("/festival/") // admitted there; its cookie is for another room
+	other := festival.cookieValue("festival")
+	tampered := []byte(good)
+	tampered[10] ^= 1
+	cases := map[string]string{
+		"tampered":   "waitroom_concert=" + string(tampered),
+		"other room": "waitroom_concert=" + other,
+		"garbage":    "waitroom_concert=%%%; other=1",
+	}
+	want := 2
+	for name, cookie := range cases {
+		v := newVisitor(t, base)
+		r := v.do(http.MethodGet, "/events/", "Cookie", cookie, "Accept", "application/json")
+		if r.status != 200 || r.state() != "waiting" || r.position() < want {
+			t.Fatalf("%s cookie: want a fresh ticket at the back, got %d %v", name, r.status, r.json)
+		}
+		want = r.position() + 1
+	}
+	if n := up.visitors; len(n) != 1 {
+		t.Fatalf("only the festival visitor may reach the site, got %v", n)
+	}
+}
+
+func TestGateway_WaitingPostIsNotForwarded(t *testing.T) {
+	up, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	v := newVisitor(t, base)
+	v.get("/events/")
+	r := v.do(http.MethodPost, "/events/buy")
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || r.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("waiting POST: %d %v", r.status, r.header)
+	}
+	if up.count() != 0 {
+		t.Fatal("a waiting visitor's POST reached the upstream")
+	}
+}
+
+func TestGateway_UnreachableUpstream(t *testing.T) {
+	_, base := startGateway(t, gwConfig("http://127.0.0.1:1", twoInside))
+	r := newVisitor(t, base).get("/anything")
+	if r.status != http.StatusBadGateway || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("want the 502 page, got %d %q", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+func TestGateway_ReturnToMustStayOnSite(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, twoInside))
+	v := newVisitor(t, base)
+	v.get("/events/")
+	for _, rt := range []string{"https://evil.example/", "//evil.example/", "/\\evil.example", "http:evil", "javascript:alert(1)"} {
+		r := v.getJSON("/.waitroom/status?room=concert&return_to=" + urlQueryEscape(rt))
+		if r.status != http.StatusBadRequest {
+			t.Errorf("return_to %q: want 400, got %d %v", rt, r.status, r.json)
+		}
+	}
+	r := v.getJSON("/.waitroom/status?room=concert&return_to=%2Fevents%2F7%3Fseat%3D3")
+	if r.state() != "admitted" || r.json["next"] != "/events/7?seat=3" {
+		t.Fatalf("same-site return_to: %v", r.json)
+	}
+}
+
+func TestGateway_PathTricksNeverBypassTheRoom(t *testing.T) {
+	up, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	for _, p := range []string{"/EVENTS/1", "//events/1", "/static/../events/1", "/static/%2e%2e/events/1",
+		"/static%2F..%2Fevents/1", "/./events/1", "/events", "/Events", "/static/..%2fevents/x"} {
+		r := newVisitor(t, base).getJSON(p)
+		if r.state() != "waiting" {
+			t.Errorf("%s: want the waiting room, got %d %q", p, r.status, r.body)
+		}
+	}
+	if up.count() != 0 {
+		t.Fatalf("the upstream saw %v", up.paths)
+	}
+	if r := newVisitor(t, base).get("/static/app.css"); r.body != "site:/static/app.css" {
+		t.Fatalf("bypass path: %d %q", r.status, r.body)
+	}
+	for _, p := range []string{"/a\\b", "/a%00b"} {
+		if r := newVisitor(t, base).get(p); r.status != http.StatusBadRequest {
+			t.Errorf("%s: want 400, got %d", p, r.status)
+		}
+	}
+}
+
+func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	a, b := newVisitor(t, base), newVisitor(t, base)
+	a.getJSON("/events/")
+	b.getJSON("/events/")
+	if r := a.get("/.waitroom/leave?room=concert"); r.status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET leave: %d", r.status)
+	}
+	if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", "Accept", "application/json"); r.status != 200 || r.state() != "left" {
+		t.Fatalf("leave: %d %v", r.status, r.json)
+	}
+	if p := b.getJSON("/events/").position(); p != 1 {
+		t.Fatalf("the visitor behind must move up to 1, got %d", p)
+	}
+}
