@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 // DefaultTitle is the room title used when none is configured. A Korean page
@@ -75,7 +77,7 @@ func (c PageConfig) Build() (Page, error) {
 	if c.Locale != "en" && c.Locale != "ko" {
 		bad("locale", `must be "ko" or "en", got %q`, c.Locale)
 	}
-	d, err := parseDuration(c.Refresh)
+	d, err := waitroom.ParseDuration(c.Refresh)
 	switch {
 	case err != nil:
 		bad("refresh", "%v", err)
@@ -84,25 +86,4 @@ func (c PageConfig) Build() (Page, error) {
 	}
 	p.Refresh = d
 	return p, errors.Join(errs...)
-}
-
-// parseDuration reads a Go duration that carries a unit. It repeats
-// waitroom.ParseDuration because web imports nothing from this module; the
-// wording of the errors is the same so a config file reads one way throughout.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New(`want a duration such as "5s" or "1m", got ""`)
-	}
-	if strings.Trim(s, "0123456789.") == "" {
-		return 0, fmt.Errorf(`want a duration with a unit such as "%ss", got %q`, s, s)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf(`want a duration such as "5s" or "1m", got %q`, s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("must not be negative, got %q", s)
-	}
-	return d, nil
 }

@@ -26,7 +26,7 @@ func TestPageConfig_Validate(t *testing.T) {
 		{"locale case", with(func(c *PageConfig) { c.Locale = "KO" }), []string{`locale: must be "ko" or "en", got "KO"`}},
 		{"bare number", with(func(c *PageConfig) { c.Refresh = "10" }), []string{`refresh: want a duration with a unit such as "10s", got "10"`}},
 		{"empty refresh", with(func(c *PageConfig) { c.Refresh = "" }), []string{`refresh: want a duration`}},
-		{"garbage refresh", with(func(c *PageConfig) { c.Refresh = "soon" }), []string{`refresh: want a duration such as "5s" or "1m", got "soon"`}},
+		{"garbage refresh", with(func(c *PageConfig) { c.Refresh = "soon" }), []string{`refresh: want a duration such as "90s" or "2m", got "soon"`}},
 		{"too fast", with(func(c *PageConfig) { c.Refresh = "500ms" }), []string{`refresh: must be from 1s to 5m0s, got "500ms"`}},
 		{"too slow", with(func(c *PageConfig) { c.Refresh = "10m" }), []string{`refresh: must be from 1s to 5m0s, got "10m"`}},
 		{"negative", with(func(c *PageConfig) { c.Refresh = "-5s" }), []string{`refresh: must not be negative, got "-5s"`}},
