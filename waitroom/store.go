@@ -122,14 +122,17 @@ type Store interface {
 	// know gets StateNone when join is false; when join is true it is admitted
 	// at once if nobody waits and both limits allow, and otherwise takes a
 	// ticket at the back of the line, or at the place its ticket gives when the
-	// ticket predates the store's data (see the package comment). Joining is
-	// idempotent. Errors: ErrUnavailable, ErrClosed.
+	// ticket predates the store's data (see the package comment; each visitor
+	// is restored at most once per incarnation of the store, so a restored
+	// place cannot be retaken again and again). Joining is idempotent.
+	// Errors: ErrUnavailable, ErrClosed.
 	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then
 	// move visitors from the head of the line into the active set while
 	// MaxActive and the token bucket allow, dropping those who stopped
-	// polling. Errors: ErrUnavailable, ErrClosed.
+	// polling (during a RecoveryGrace, only restored tickets go in). The
+	// counts are what this call did. Errors: ErrUnavailable, ErrClosed.
 	Admit(ctx context.Context, room string, lim Limits) (Admitted, error)
 
 	// Release ends the visitor's session or gives up its place in line.
@@ -153,6 +156,13 @@ type Limits struct {
 	AdmitBurst   int           // token bucket size, >= 1
 	SessionTTL   time.Duration // sliding session lifetime
 	AbandonAfter time.Duration // a waiting visitor unseen this long is dropped
+	// RecoveryGrace: once the store has put back a ticket that predates its
+	// data (proof that it lost its data, say Redis restarted empty), it lets
+	// in nobody but such returning ticket holders for this long, counted from
+	// the first one: no immediate admission, and ticks admit only restored
+	// tickets (which stand at the head of the line, as they are older than
+	// every new one). 0 disables the grace.
+	RecoveryGrace time.Duration
 }
 
 // RenewInterval is how long a session's expiry may lag behind "now +
