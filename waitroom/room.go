@@ -26,6 +26,10 @@ type RoomConfig struct {
 	// AbandonAfter drops a waiting visitor who has not polled for this long.
 	// Default "2m"; must be at least twice the page's refresh interval.
 	AbandonAfter string `mapstructure:"abandon_after" yaml:"abandon_after" json:"abandon_after"`
+	// RecoveryGrace is how long, after the store shows it lost its data (a
+	// ticket older than its data comes back), only returning ticket holders
+	// are let in. Default "": the same as AbandonAfter; "0s" disables it.
+	RecoveryGrace string `mapstructure:"recovery_grace" yaml:"recovery_grace" json:"recovery_grace"`
 	// Tick is how often the admitter moves the line. Default "1s".
 	Tick string `mapstructure:"tick" yaml:"tick" json:"tick"`
 	// StatusCode is the HTTP status of a waiting answer: 200 (default), 202 or 429.
@@ -88,15 +92,13 @@ func (c RoomConfig) Build(name string) (Room, error) {
 	default:
 		r.Limits.AdmitBurst = c.AdmitBurst
 	}
-	durations := []struct {
-		key string
-		raw string
-		min time.Duration
-		dst *time.Duration
-	}{
+	durations := []durationField{
 		{"session_ttl", c.SessionTTL, time.Millisecond, &r.Limits.SessionTTL},
 		{"abandon_after", c.AbandonAfter, time.Millisecond, &r.Limits.AbandonAfter},
 		{"tick", c.Tick, time.Millisecond, &r.Tick},
+	}
+	if c.RecoveryGrace != "" {
+		durations = append(durations, durationField{"recovery_grace", c.RecoveryGrace, 0, &r.Limits.RecoveryGrace})
 	}
 	for _, d := range durations {
 		v, err := ParseDuration(d.raw)
@@ -108,12 +110,24 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		}
 		*d.dst = v
 	}
+	if c.RecoveryGrace == "" {
+		r.Limits.RecoveryGrace = r.Limits.AbandonAfter
+	}
 	switch c.StatusCode {
 	case 200, 202, 429:
 	default:
 		bad("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
 	return r, errors.Join(errs...)
+}
+
+// durationField is one duration key of a section, its minimum and where the
+// parsed value goes.
+type durationField struct {
+	key string
+	raw string
+	min time.Duration
+	dst *time.Duration
 }
 
 // ParseDuration reads a Go duration that carries a unit ("90s", "2m"). A bare

@@ -62,7 +62,7 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	}
 	for _, key := range []string{"read_header_timeout", "max_header_bytes", "on_error", "hash_keys", "same_site", "max_age",
 		"dial_timeout", "max_active", "admit_rate", "admit_burst", "session_ttl", "abandon_after", "tick", "status_code",
-		"locale", "refresh", "trusted_proxies", "cidrs", "secret"} {
+		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret"} {
 		if !bytes.Contains(doc, []byte(key+":")) {
 			t.Errorf("configs/waitroom.yaml does not document %q", key)
 		}
