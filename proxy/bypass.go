@@ -36,7 +36,9 @@ type BypassHeader struct {
 }
 
 // DefaultBypass returns the default: nothing bypasses the room.
-func DefaultBypass() BypassConfig { return BypassConfig{} }
+// Its lists are empty, not nil, so a configuration loader can tell they are
+// lists (and take them from the environment).
+func DefaultBypass() BypassConfig { return BypassConfig{Paths: []string{}, CIDRs: []string{}} }
 
 // Validate reports every problem of the section, with keys relative to it.
 // The secret's value never appears in a message.

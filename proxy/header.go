@@ -137,3 +137,42 @@ func stripCookies(h http.Header, own func(name string) bool) {
 		h["Cookie"] = []string{strings.Join(kept, "; ")}
 	}
 }
+
+// dropReserved removes every header whose name, compared without case and
+// with '_' and '.' read as '-', is one of names. CGI-style servers (PHP,
+// WSGI) read "Waitroom_Visitor" exactly as "Waitroom-Visitor", so removing
+// the canonical spelling alone would let a client speak for the gate.
+func dropReserved(h http.Header, names []string) {
+	for k := range h {
+		if isReserved(k, names) {
+			delete(h, k)
+		}
+	}
+}
+
+func isReserved(k string, names []string) bool {
+	for _, n := range names {
+		if len(k) != len(n) {
+			continue
+		}
+		same := true
+		for i := 0; i < len(k) && same; i++ {
+			c := k[i]
+			switch {
+			case c == '_' || c == '.':
+				c = '-'
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			}
+			d := n[i]
+			if 'A' <= d && d <= 'Z' {
+				d += 'a' - 'A'
+			}
+			same = c == d
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}

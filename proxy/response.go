@@ -12,7 +12,7 @@ import (
 // ReverseProxy copies the headers to the browser, and arranges for the same
 // to happen to a trailer of that name once the body has been read.
 func (u *Upstream) modifyResponse(res *http.Response) error {
-	c := &command{u: u, req: res.Request}
+	c := &command{u: u, res: res}
 	c.take(res.Header)
 	// Unannounced, so the browser is not even told the trailer's name.
 	delete(res.Trailer, CommandHeader)
@@ -29,7 +29,7 @@ func (u *Upstream) modifyResponse(res *http.Response) error {
 // both.
 type command struct {
 	u        *Upstream
-	req      *http.Request
+	res      *http.Response
 	released bool
 }
 
@@ -44,7 +44,7 @@ func (c *command) take(h http.Header) {
 	}
 	c.released = true
 	if c.u.opt.OnRelease != nil {
-		c.u.opt.OnRelease(c.req)
+		c.u.opt.OnRelease(c.res)
 	}
 }
 

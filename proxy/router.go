@@ -47,11 +47,16 @@ func (c RouteConfig) Validate() error {
 }
 
 // ValidateRoutes checks the whole `routes:` list: each route, the upstream
-// and room names against the configured sets, and routes that repeat a
-// (host, path) pair. Keys are "routes[2].upstream" and the like. Whether an
+// and room names against the configured sets, routes that repeat a
+// (host, path) pair, and rooms that a different Host header walks around
+// (see hostBypasses). Keys are "routes[2].upstream" and the like. Whether an
 // empty list is acceptable is the caller's call.
 func ValidateRoutes(routes []RouteConfig, upstreams, rooms map[string]bool) error {
-	return routeProblems(routes, upstreams, rooms).err()
+	p := routeProblems(routes, upstreams, rooms)
+	if len(p) == 0 {
+		p = hostBypasses(routes)
+	}
+	return p.err()
 }
 
 // routeProblems skips the name checks for a nil set, which is how NewRouter,

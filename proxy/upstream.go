@@ -32,10 +32,12 @@ type Options struct {
 	// writes a short plain-text body.
 	ErrorPage func(w http.ResponseWriter, r *http.Request, status int)
 	// OnRelease is called when the upstream answers "Waitroom-Command:
-	// release", with the outbound request, which carries the Waitroom-Room and
-	// Waitroom-Visitor headers. It runs before the response is relayed, so it
-	// must be quick; its context ends when the client goes away.
-	OnRelease func(r *http.Request)
+	// release". res.Request is the outbound request, which carries the
+	// Waitroom-Room and Waitroom-Visitor headers; when the command came in a
+	// header, res.Header is still being prepared and may be added to (say, a
+	// Set-Cookie that ends the ticket). It runs before the response is
+	// relayed, so it must be quick; its context ends when the client goes away.
+	OnRelease func(res *http.Response)
 	// OnUpgrade is called before an upgrade request (a WebSocket) is
 	// proxied; the func it returns, if not nil, is called once the upgraded
 	// connection has closed. It lets the caller count the connection as an
@@ -54,8 +56,11 @@ type Upstream struct {
 	opt     Options
 	log     *zap.Logger
 	trusted []netip.Prefix
-	rp      *httputil.ReverseProxy
-	tr      *http.Transport
+	// reserved are the request headers, in any spelling, that never reach
+	// the upstream from a client (see dropReserved).
+	reserved []string
+	rp       *httputil.ReverseProxy
+	tr       *http.Transport
 }
 
 // NewUpstream builds the reverse proxy for the upstream called name.
@@ -82,6 +87,7 @@ func NewUpstream(name string, cfg UpstreamConfig, opt Options) (*Upstream, error
 		u.trusted = append(u.trusted, p.Masked())
 	}
 	u.opt.DropHeaders = slices.Clone(opt.DropHeaders)
+	u.reserved = append([]string{TokenHeader, VisitorHeader, RoomHeader}, opt.DropHeaders...)
 	u.rp = &httputil.ReverseProxy{
 		Rewrite:        u.rewrite,
 		Transport:      tr,
@@ -169,9 +175,15 @@ func (u *Upstream) rewrite(pr *httputil.ProxyRequest) {
 	if trusted {
 		keepForwardedOrigin(out.Header, pr.In.Header)
 	}
-	out.Header.Del(TokenHeader)
-	for _, h := range u.opt.DropHeaders {
-		out.Header.Del(h)
+	// The gate vouches for a visitor through the inbound request's canonical
+	// headers (clients' own are removed before it runs). Set them on Out
+	// only now: a "Connection: Waitroom-Visitor" from the client would have
+	// had ReverseProxy delete them as hop-by-hop.
+	id, room := pr.In.Header.Get(VisitorHeader), pr.In.Header.Get(RoomHeader)
+	dropReserved(out.Header, u.reserved)
+	if id != "" && room != "" {
+		out.Header.Set(VisitorHeader, id)
+		out.Header.Set(RoomHeader, room)
 	}
 	if u.opt.OwnCookie != nil {
 		stripCookies(out.Header, u.opt.OwnCookie)

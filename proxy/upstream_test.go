@@ -245,7 +245,8 @@ func TestUpstream_ReleaseCommandCallsOnReleaseAndIsStripped(t *testing.T) {
 			t.Cleanup(up.Close)
 			var mu sync.Mutex
 			var released []string
-			opt := Options{OnRelease: func(r *http.Request) {
+			opt := Options{OnRelease: func(res *http.Response) {
+				r := res.Request
 				mu.Lock()
 				defer mu.Unlock()
 				released = append(released, r.Header.Get(RoomHeader)+"/"+r.Header.Get(VisitorHeader)+"/"+r.Header.Get(TokenHeader))

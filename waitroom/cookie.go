@@ -34,7 +34,8 @@ type CookieConfig struct {
 
 // DefaultCookie returns the cookie defaults.
 func DefaultCookie() CookieConfig {
-	return CookieConfig{Name: "waitroom", Secure: true, SameSite: "lax", MaxAge: "24h"}
+	return CookieConfig{Name: "waitroom", Secure: true, SameSite: "lax", MaxAge: "24h",
+		HashKeys: []string{}, BlockKeys: []string{}}
 }
 
 var cookieNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)

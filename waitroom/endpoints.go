@@ -92,6 +92,13 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		g.resp.Error(w, r, http.StatusMethodNotAllowed)
 		return
 	}
+	// Another site's form must not make a visitor give up its place: a
+	// lax cookie is not sent cross-site, but the Set-Cookie that clears it
+	// would still be obeyed.
+	if crossSite(r) {
+		g.resp.Error(w, r, http.StatusForbidden)
+		return
+	}
 	ln, returnTo, ok := g.endpointRoom(w, r)
 	if !ok {
 		return
@@ -106,9 +113,23 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		g.log.Info("visitor left", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor))
+		g.tickets.ClearCookie(w, ln.room.Name)
 	}
-	g.tickets.ClearCookie(w, ln.room.Name)
 	g.resp.Left(w, r, a)
+}
+
+// crossSite reports a request that a page of another site made the browser
+// send: by Fetch Metadata where the browser sends it, else by Origin.
+func crossSite(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
+		return s == "cross-site"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false // not a browser form or fetch; nothing to forge
+	}
+	u, err := url.Parse(origin)
+	return err != nil || !strings.EqualFold(u.Host, r.Host)
 }
 
 // endpointRoom finds the room a visitor endpoint is about: ?room=, else the

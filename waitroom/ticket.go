@@ -153,7 +153,13 @@ func (t *Tickets) SetCookie(w http.ResponseWriter, room, value string) {
 
 // ClearCookie tells the browser to drop the room's cookie.
 func (t *Tickets) ClearCookie(w http.ResponseWriter, room string) {
-	http.SetCookie(w, t.cookie(room, "", -1))
+	t.Expire(w.Header(), room)
+}
+
+// Expire adds to h the Set-Cookie that drops the room's cookie, for
+// responses being prepared outside a ResponseWriter (a proxied one).
+func (t *Tickets) Expire(h http.Header, room string) {
+	h.Add("Set-Cookie", t.cookie(room, "", -1).String())
 }
 
 // IsOwnCookie reports whether a cookie name is one of ours, so the proxy can

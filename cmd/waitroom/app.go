@@ -15,6 +15,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -25,6 +26,7 @@ type App struct {
 	log      *zap.Logger
 	store    waitroom.Store
 	gate     *waitroom.Gate
+	tickets  *waitroom.Tickets
 	server   *http.Server
 	listener net.Listener
 	shutdown time.Duration
@@ -34,7 +36,11 @@ type App struct {
 // listener, so Addr is known before Run.
 func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, shutdown: mustDuration(cfg.Server.ShutdownTimeout)}
-	a.store = memstore.New()
+	store, err := openStore(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	a.store = store
 	handler, err := a.build()
 	if err != nil {
 		_ = a.store.Close()
@@ -55,6 +61,19 @@ func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
 	return a, nil
 }
 
+// openStore opens the store the configuration names. A Redis that does not
+// answer yet is not an error: the gate follows store.on_error until it does.
+func openStore(c StoreConfig) (waitroom.Store, error) {
+	if c.Kind != "redis" {
+		return memstore.New(), nil
+	}
+	s, err := redisstore.Open(c.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("store.redis: %w", err)
+	}
+	return s, nil
+}
+
 // build makes everything a request passes through: tickets, pages, the gate,
 // one reverse proxy per upstream, the router and the bypass rules.
 func (a *App) build() (http.Handler, error) {
@@ -72,6 +91,7 @@ func (a *App) build() (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.tickets = tickets
 	pages, err := web.New()
 	if err != nil {
 		return nil, err
@@ -140,12 +160,16 @@ func (a *App) rooms() ([]waitroom.Room, map[string]web.Page) {
 }
 
 // release ends the session of the visitor an upstream response named with
-// "Waitroom-Command: release".
-func (a *App) release(r *http.Request) {
+// "Waitroom-Command: release", and ends its ticket too: a finished visitor
+// who comes back joins at the back, and its cookie no longer carries an
+// admission that store.on_error: closed would honour.
+func (a *App) release(res *http.Response) {
+	r := res.Request
 	room, visitor := r.Header.Get(waitroom.RoomHeader), r.Header.Get(waitroom.VisitorHeader)
 	if room == "" || visitor == "" {
 		return
 	}
+	a.tickets.Expire(res.Header, room)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
 	if err := a.store.Release(ctx, room, visitor); err != nil && !errors.Is(err, waitroom.ErrNotFound) {

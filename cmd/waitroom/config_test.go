@@ -69,6 +69,30 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	}
 }
 
+// Lists come from the environment comma-separated, even when the file does
+// not name them: cookie keys are the usual case.
+func TestConfig_EnvOverridesLists(t *testing.T) {
+	t.Setenv("WAITROOM_COOKIE_HASH_KEYS", testKey+","+testKey)
+	t.Setenv("WAITROOM_COOKIE_BLOCK_KEYS", testKey+","+testKey)
+	t.Setenv("WAITROOM_BYPASS_CIDRS", "10.0.0.0/8,192.168.0.0/16")
+	t.Setenv("WAITROOM_SERVER_TRUSTED_PROXIES", "10.1.0.0/16")
+	t.Setenv("WAITROOM_STORE_REDIS_ADDRS", "10.0.0.1:6379,10.0.0.2:6379")
+	src := strings.Replace(goodConfig, "cookie:\n  hash_keys: [\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\"]\n  block_keys: [\"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\"]\n", "", 1)
+	if strings.Contains(src, "hash_keys") {
+		t.Fatal("test bug: the file still names hash_keys")
+	}
+	cfg, err := parseConfig("env.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Cookie.HashKeys) != 2 || len(cfg.Cookie.BlockKeys) != 2 || cfg.Cookie.HashKeys[1] != testKey {
+		t.Errorf("cookie keys from the environment: %q %q", cfg.Cookie.HashKeys, cfg.Cookie.BlockKeys)
+	}
+	if len(cfg.Bypass.CIDRs) != 2 || len(cfg.Server.TrustedProxies) != 1 || len(cfg.Store.Redis.Addrs) != 2 {
+		t.Errorf("lists from the environment: %q %q %q", cfg.Bypass.CIDRs, cfg.Server.TrustedProxies, cfg.Store.Redis.Addrs)
+	}
+}
+
 func TestConfig_EnvExpansionAndOverride(t *testing.T) {
 	t.Setenv("SHOP_URL", "http://127.0.0.1:4000")
 	t.Setenv("WAITROOM_ROOMS_CONCERT_MAX_ACTIVE", "42")

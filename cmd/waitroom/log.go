@@ -41,6 +41,9 @@ func writeRedacted(w io.Writer, cfg *Config) error {
 	if c.Bypass.Header.Secret != "" {
 		c.Bypass.Header.Secret = redacted
 	}
+	if c.Store.Redis.Password != "" {
+		c.Store.Redis.Password = redacted
+	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(c); err != nil {

@@ -37,6 +37,9 @@ func TestGateway_ThirdVisitorWaitsUntilRelease(t *testing.T) {
 	if done.header.Get("Waitroom-Command") != "" {
 		t.Fatal("Waitroom-Command reached the browser")
 	}
+	if sc := done.header.Values("Set-Cookie"); len(sc) == 0 || !strings.Contains(sc[len(sc)-1], "waitroom_concert=;") || !strings.Contains(sc[len(sc)-1], "Max-Age=0") {
+		t.Fatalf("a released visitor's ticket must end with the session, got Set-Cookie %q", sc)
+	}
 	c.waitAdmitted("concert", 3*time.Second)
 	if r := c.get("/events/1"); r.body != "site:/events/1" {
 		t.Fatalf("after the release the third visitor must get in, got %d", r.status)
@@ -170,7 +173,19 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	if r := a.get("/.waitroom/leave?room=concert"); r.status != http.StatusMethodNotAllowed {
 		t.Fatalf("GET leave: %d", r.status)
 	}
-	if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", "Accept", "application/json"); r.status != 200 || r.state() != "left" {
+	// Another site's page must not make a visitor leave.
+	for _, h := range [][]string{{"Sec-Fetch-Site", "cross-site"}, {"Origin", "http://evil.example"}} {
+		if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", h...); r.status != http.StatusForbidden || len(r.header.Values("Set-Cookie")) != 0 {
+			t.Fatalf("cross-site leave with %s: %d %v", h[0], r.status, r.header.Values("Set-Cookie"))
+		}
+	}
+	if p := a.getJSON("/events/").position(); p != 1 {
+		t.Fatalf("a forged leave moved the visitor to %d", p)
+	}
+	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/leave?room=concert"); r.status != 200 || len(r.header.Values("Set-Cookie")) != 0 {
+		t.Fatalf("leave without a ticket: %d, Set-Cookie %v", r.status, r.header.Values("Set-Cookie"))
+	}
+	if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", "Accept", "application/json", "Sec-Fetch-Site", "same-origin"); r.status != 200 || r.state() != "left" {
 		t.Fatalf("leave: %d %v", r.status, r.json)
 	}
 	if p := b.getJSON("/events/").position(); p != 1 {

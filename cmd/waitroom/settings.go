@@ -9,6 +9,7 @@ import (
 
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -57,11 +58,14 @@ type LogConfig struct {
 
 // StoreConfig picks where lines are kept.
 type StoreConfig struct {
-	// Kind is "memory" (default): one instance, lines kept in process.
+	// Kind is "memory" (default: one instance, lines kept in process) or
+	// "redis" (any number of instances share the lines in Redis).
 	Kind string `mapstructure:"kind" yaml:"kind" json:"kind"`
 	// OnError is what happens while the store cannot be reached: "closed"
 	// (default) lets only admitted visitors through, "open" lets everyone.
 	OnError string `mapstructure:"on_error" yaml:"on_error" json:"on_error"`
+	// Redis is used when Kind is "redis".
+	Redis redisstore.Config `mapstructure:"redis" yaml:"redis" json:"redis"`
 }
 
 // DefaultConfig is the configuration every file starts from.
@@ -73,7 +77,7 @@ func DefaultConfig() Config {
 			ShutdownTimeout: "30s", TrustedProxies: []string{},
 		},
 		Log:    LogConfig{Level: "info", Format: "json"},
-		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed)},
+		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed), Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),
 		Bypass: proxy.DefaultBypass(),
 	}
@@ -97,6 +101,11 @@ func (c *Config) Validate() []string {
 	add("log.", c.Log.validate())
 	add("store.", c.Store.validate())
 	add("cookie.", c.Cookie.Validate())
+	if c.Store.Kind == "redis" && len(c.Cookie.HashKeys) == 0 {
+		// Random keys differ per instance: a ticket from one would be
+		// "tampered" at the next, and every visitor would lose the place.
+		p = append(p, "cookie.hash_keys: required with store.kind redis, so that every instance reads every ticket (openssl rand -base64 32)")
+	}
 	if len(c.Upstreams) == 0 {
 		p = append(p, "upstreams: at least one upstream is needed")
 	}
@@ -163,8 +172,12 @@ func (l LogConfig) validate() error {
 
 func (s StoreConfig) validate() error {
 	var errs []error
-	if s.Kind != "memory" {
-		errs = append(errs, fmt.Errorf(`kind: must be "memory", got %q`, s.Kind))
+	switch s.Kind {
+	case "memory":
+	case "redis":
+		errs = append(errs, withPrefix("redis.", s.Redis.Validate()))
+	default:
+		errs = append(errs, fmt.Errorf(`kind: must be "memory" or "redis", got %q`, s.Kind))
 	}
 	if s.OnError != string(waitroom.OnErrorClosed) && s.OnError != string(waitroom.OnErrorOpen) {
 		errs = append(errs, fmt.Errorf(`on_error: must be "closed" or "open", got %q`, s.OnError))
