@@ -106,7 +106,7 @@ func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
 		return false
 	}
 	for _, p := range b.paths {
-		if hasPathPrefix(cleanPath, p) {
+		if underPath(cleanPath, p) {
 			return true
 		}
 	}

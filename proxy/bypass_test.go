@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -89,5 +90,23 @@ func TestNewBypass_RefusesInvalid(t *testing.T) {
 	_, err := NewBypass(BypassConfig{Header: BypassHeader{Name: "X-Bypass", Secret: "short"}})
 	if err == nil || err.Error() != "building bypass: header.secret: must be at least 16 bytes, got 5 bytes" {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestBypass_PathsMatchWholeSegments(t *testing.T) {
+	t.Parallel()
+	b, err := NewBypass(BypassConfig{Paths: []string{"/healthz", "/static/", "/favicon.ico"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{
+		"/healthz": true, "/healthz/deep": true, "/HEALTHZ": true, "/healthzBUY": false, "/healthz.php": false,
+		"/static/app.css": true, "/static": true, "/staticky/buy": false,
+		"/favicon.ico": true, "/favicon.icon": false,
+	} {
+		r := httptest.NewRequest(http.MethodGet, p, nil)
+		if got := b.Match(r, p); got != want {
+			t.Errorf("bypass of %q: %v, want %v", p, got, want)
+		}
 	}
 }

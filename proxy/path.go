@@ -109,3 +109,13 @@ func checkPrefix(p string) string {
 	}
 	return ""
 }
+
+// underPath is hasPathPrefix on whole segments, for rules that open a way
+// past a room: "/healthz" covers "/healthz" and "/healthz/x" but not
+// "/healthzBUY" or "/healthz.php", as a plain prefix would.
+func underPath(p, prefix string) bool {
+	if !hasPathPrefix(p, prefix) {
+		return false
+	}
+	return strings.HasSuffix(prefix, "/") || len(p) == len(prefix) || p[len(prefix)] == '/'
+}

@@ -55,15 +55,15 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tk, raw, had := g.tickets.FromRequest(r, ln.room.Name)
-	if !had {
+	p := g.tickets.Read(r, ln.room.Name)
+	if !p.Valid {
 		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
 		return
 	}
-	v := Visitor{ID: tk.Visitor, Ticket: tk.Number}
+	v := g.visitor(ln.room.Name, p)
 	d, err := g.store.Decide(r.Context(), ln.room.Name, ln.room.Limits, v, false)
 	if err != nil {
-		g.statusTrouble(w, r, ln, tk, returnTo, err)
+		g.statusTrouble(w, r, ln, p.Ticket, returnTo, err)
 		return
 	}
 	g.storeBack()
@@ -71,8 +71,8 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
 		return
 	}
-	raw = g.reissue(w, ln.room.Name, v, tk, true, raw, d)
-	g.resp.Status(w, r, g.answer(ln, d, raw, returnTo, g.startOf(tk, true, d)))
+	raw, _ := g.reissue(w, ln.room.Name, v, p, d)
+	g.resp.Status(w, r, g.answer(ln, d, g.token(p, raw), returnTo, startOf(p, d)))
 }
 
 func (g *Gate) statusTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, returnTo string, err error) {
@@ -104,8 +104,9 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := Answer{Room: ln.room.Name, State: "left", ReturnTo: returnTo, Refresh: ln.room.Refresh}
-	tk, _, had := g.tickets.FromRequest(r, ln.room.Name)
-	if had {
+	p := g.tickets.Read(r, ln.room.Name)
+	if p.Valid {
+		tk := p.Ticket
 		err := g.store.Release(r.Context(), ln.room.Name, tk.Visitor)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			g.log.Warn("releasing visitor", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor), zap.Error(err))

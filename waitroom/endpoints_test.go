@@ -27,3 +27,19 @@ func TestSafeReturnTo(t *testing.T) {
 		}
 	}
 }
+
+func TestPrivateCacheControl(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                              "private",
+		"public, max-age=600":           "max-age=600, private",
+		"s-maxage=60, max-age=10":       "max-age=10, private",
+		"private, max-age=5":            "private, max-age=5",
+		"no-store":                      "no-store",
+		"Public, must-revalidate, ETag": "must-revalidate, ETag, private",
+	} {
+		if got := privateCacheControl(in); got != want {
+			t.Errorf("privateCacheControl(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -101,33 +101,33 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		g.resp.Error(w, r, http.StatusNotFound)
 		return
 	}
-	// A CORS preflight cannot carry the cookie; it must never take a ticket.
-	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+	// A CORS preflight cannot carry the cookie, so it must never take a
+	// ticket; it goes to the site, which alone knows its CORS policy. Only
+	// a real one: a browser sends Origin and no body.
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" &&
+		r.Header.Get("Origin") != "" && r.ContentLength == 0 {
 		next.ServeHTTP(w, r)
 		return
 	}
-	tk, raw, had := g.tickets.FromRequest(r, room)
-	v := Visitor{ID: tk.Visitor, Ticket: tk.Number}
-	if !had {
-		v = Visitor{ID: NewVisitorID()}
-		if ce := g.log.Check(zap.DebugLevel, "new visitor"); ce != nil {
-			ce.Write(zap.String(fieldRoom, room), zap.String(fieldVisitor, v.ID))
-		}
-	}
+	p := g.tickets.Read(r, room)
+	v := g.visitor(room, p)
 	d, err := g.store.Decide(r.Context(), room, ln.room.Limits, v, true)
 	if err != nil {
-		g.storeTrouble(w, r, ln, tk, had, next, err)
+		g.storeTrouble(w, r, ln, p, next, err)
 		return
 	}
 	g.storeBack()
-	raw = g.reissue(w, room, v, tk, had, raw, d)
+	raw, changed := g.reissue(w, room, v, p, d)
 	if d.State == StateAdmitted {
 		r.Header.Set(VisitorHeader, v.ID)
 		r.Header.Set(RoomHeader, room)
+		if changed {
+			w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
+		}
 		next.ServeHTTP(w, r)
 		return
 	}
-	a := g.answer(ln, d, raw, r.URL.RequestURI(), g.startOf(tk, had, d))
+	a := g.answer(ln, d, g.token(p, raw), returnPath(r), startOf(p, d))
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
 		return
@@ -135,46 +135,91 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	g.resp.Waiting(w, r, a)
 }
 
-// reissue writes a new ticket when the visitor's standing changed: a new
-// place, a new or renewed session. Otherwise it keeps the one sent, so a
-// waiting visitor's poll costs no encoding. It returns the current value.
-func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, tk Ticket, had bool, raw string, d Decision) string {
-	want := tk
+// visitor is who the store is asked about. A ticket whose admission has run
+// out (a finished session) gives up its number: after a restart of the
+// store, only places still held may be put back, not sessions long served.
+func (g *Gate) visitor(room string, p Presented) Visitor {
+	if !p.Valid {
+		id := NewVisitorID()
+		if ce := g.log.Check(zap.DebugLevel, "new visitor"); ce != nil {
+			ce.Write(zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Bool("ticket_refused", p.Refused))
+		}
+		return Visitor{ID: id}
+	}
+	v := Visitor{ID: p.Ticket.Visitor, Ticket: p.Ticket.Number}
+	if p.Ticket.Until != 0 && !p.Ticket.Admitted(g.now()) {
+		v.Ticket = 0
+	}
+	return v
+}
+
+// token is the ticket to show the client: app clients (no cookie) get it;
+// browsers keep theirs in an HttpOnly cookie, out of reach of page scripts.
+func (g *Gate) token(p Presented, raw string) string {
+	if p.Cookie {
+		return ""
+	}
+	return raw
+}
+
+// reissue writes a new ticket when the visitor's standing changed (a new
+// place, a new or renewed session) or the one sent is past half its life.
+// Otherwise it keeps the one sent, so a waiting visitor's poll costs no
+// encoding. It returns the current value and whether it wrote a new one.
+func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision) (string, bool) {
+	want := p.Ticket
 	want.Visitor, want.Room = v.ID, room
 	if d.Ticket != 0 {
 		want.Number = d.Ticket
 	}
-	if !had {
-		want.Issued = g.now().Unix()
+	now := g.now()
+	if !p.Valid {
+		want.Issued = now.Unix()
 	}
-	want.Start = g.startOf(tk, had, d)
+	want.Start = startOf(p, d)
 	want.Until = 0
 	if d.State == StateAdmitted {
 		want.Until = d.Until.Unix()
 	}
-	if had && want == tk {
-		return raw
+	fresh := now.Unix()-p.Ticket.Sealed < int64(g.tickets.MaxAge()/time.Second)/2
+	if p.Valid && want == p.Ticket && fresh {
+		return p.Raw, false
 	}
 	value, err := g.tickets.Encode(want)
 	if err != nil {
 		g.log.Error("encoding ticket", zap.String(fieldRoom, room), zap.Error(err))
-		return raw
+		return p.Raw, false
 	}
 	g.tickets.SetCookie(w, room, value)
-	w.Header().Set(TokenHeader, value)
-	return value
+	if !p.Cookie {
+		w.Header().Set(TokenHeader, value)
+	}
+	return value, true
 }
 
 // startOf is the position the progress bar counts from: the one the visitor
 // joined at, or its current one when its place is new to this ticket.
-func (g *Gate) startOf(tk Ticket, had bool, d Decision) int64 {
+func startOf(p Presented, d Decision) int64 {
 	if d.State != StateWaiting {
 		return 0
 	}
-	if had && tk.Start >= d.Position && tk.Number == d.Ticket {
-		return tk.Start
+	if p.Valid && p.Ticket.Start >= d.Position && p.Ticket.Number == d.Ticket {
+		return p.Ticket.Start
 	}
 	return d.Position
+}
+
+// returnPath is where a waiting visitor goes once admitted: the page it
+// asked for, or its path alone, or the front page, whichever is short
+// enough to travel in a return_to.
+func returnPath(r *http.Request) string {
+	if u := r.URL.RequestURI(); len(u) <= maxReturnTo {
+		return u
+	}
+	if len(r.URL.EscapedPath()) <= maxReturnTo {
+		return r.URL.EscapedPath()
+	}
+	return "/"
 }
 
 func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64) Answer {
@@ -211,20 +256,20 @@ func admissionRate(st *Stats, limit Rate) float64 {
 }
 
 // storeTrouble answers while the store cannot be reached, as store.on_error says.
-func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, had bool, next http.Handler, err error) {
+func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, p Presented, next http.Handler, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the visitor went away; nothing to answer
 	}
 	g.storeDown(err)
-	if g.onError == OnErrorOpen || (had && tk.Admitted(g.now())) {
-		if had {
-			r.Header.Set(VisitorHeader, tk.Visitor)
+	if g.onError == OnErrorOpen || (p.Valid && p.Ticket.Admitted(g.now())) {
+		if p.Valid {
+			r.Header.Set(VisitorHeader, p.Ticket.Visitor)
 			r.Header.Set(RoomHeader, ln.room.Name)
 		}
 		next.ServeHTTP(w, r)
 		return
 	}
-	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: r.URL.RequestURI(), StatusCode: ln.room.StatusCode}
+	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: returnPath(r), StatusCode: ln.room.StatusCode}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
 		return

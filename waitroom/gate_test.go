@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func (s *switchable) Decide(ctx context.Context, room string, lim waitroom.Limit
 
 type gateFixture struct {
 	gate     *waitroom.Gate
+	tickets  *waitroom.Tickets
 	store    *switchable
 	logs     *observer.ObservedLogs
 	upstream atomic.Int64
@@ -57,6 +59,7 @@ func newGateFixture(t *testing.T, onError waitroom.OnError, maxActive int) *gate
 	}
 	room := waitroom.Room{Name: "concert", Tick: time.Second, StatusCode: 200, Refresh: 5 * time.Second,
 		Limits: waitroom.Limits{MaxActive: maxActive, SessionTTL: time.Minute, AbandonAfter: time.Minute}}
+	f.tickets = tickets
 	f.gate = waitroom.NewGate(f.store, tickets, web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}}),
 		[]waitroom.Room{room}, onError, zap.New(core))
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,6 +153,7 @@ func TestGate_PreflightTakesNoTicket(t *testing.T) {
 	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
 	req, _ := http.NewRequest(http.MethodOptions, f.srv.URL+"/events/1", nil)
 	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Origin", "https://app.example")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +165,66 @@ func TestGate_PreflightTakesNoTicket(t *testing.T) {
 	st, _ := f.store.Stats(context.Background(), "concert")
 	if st.Joined != 0 {
 		t.Fatalf("a preflight joined the line: %+v", st)
+	}
+	// Without Origin it is no browser's preflight: a waiting visitor's
+	// OPTIONS is not forwarded.
+	req.Header.Del("Origin")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || f.upstream.Load() != 1 {
+		t.Fatalf("OPTIONS without Origin from a new visitor in a full room: %d, upstream saw %d", resp.StatusCode, f.upstream.Load())
+	}
+}
+
+// A browser's ticket stays in its HttpOnly cookie: neither the JSON nor a
+// header hands it to page scripts. An app without cookies gets it.
+func TestGate_TokenOnlyForCookielessClients(t *testing.T) {
+	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/events/1", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Token string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if body.Token == "" || resp.Header.Get(waitroom.TokenHeader) != body.Token {
+		t.Fatalf("an app client must get its token: body %q header %q", body.Token, resp.Header.Get(waitroom.TokenHeader))
+	}
+	_, b, _ := f.get(t, http.MethodGet, "waitroom_concert="+body.Token)
+	if strings.Contains(b, "token") {
+		t.Fatalf("a browser's answer shows the token: %s", b)
+	}
+}
+
+// A ticket whose admission ran out belongs to a finished session: after the
+// store lost its data it buys a place at the back, not the old one. A
+// ticket still waiting gets its old place back.
+func TestGate_FinishedSessionsDoNotRetakePlaces(t *testing.T) {
+	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	for range 2 {
+		f.get(t, http.MethodGet, "")
+	}
+	old := waitroom.Ticket{Visitor: waitroom.NewVisitorID(), Room: "concert", Number: 1, Issued: 1}
+	served := old
+	served.Visitor, served.Until = waitroom.NewVisitorID(), time.Now().Add(-time.Minute).Unix()
+	cases := []struct {
+		tk   waitroom.Ticket
+		want int
+	}{{served, 3}, {old, 1}}
+	for _, c := range cases {
+		v, err := f.tickets.Encode(c.tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, _ := f.get(t, http.MethodGet, "waitroom_concert="+v)
+		var got struct{ Position int }
+		_ = json.Unmarshal([]byte(body), &got)
+		if got.Position != c.want {
+			t.Errorf("ticket %+v: position %d, want %d", c.tk, got.Position, c.want)
+		}
 	}
 }

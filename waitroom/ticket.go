@@ -30,6 +30,7 @@ type Ticket struct {
 	Issued  int64  `json:"t"`           // unix seconds when first issued
 	Start   int64  `json:"p,omitempty"` // position when the visitor joined, for the progress bar
 	Until   int64  `json:"u,omitempty"` // unix seconds the admission runs to; 0 while waiting
+	Sealed  int64  `json:"s"`           // unix seconds of this encoding, to renew it before MaxAge
 }
 
 // Admitted reports whether the ticket carries an admission still running at now.
@@ -88,14 +89,18 @@ func NewTickets(c Cookie, keys []KeyPair) (*Tickets, error) {
 	return &Tickets{cfg: c, codecs: codecs}, nil
 }
 
+// MaxAge is how long an encoded ticket stays valid.
+func (t *Tickets) MaxAge() time.Duration { return t.cfg.MaxAge }
+
 // CookieName is the name of the room's cookie, "waitroom_concert". It is
 // also the name the value is signed under, so a ticket for one room never
 // decodes for another.
 func (t *Tickets) CookieName(room string) string { return t.cfg.Name + "_" + room }
 
-// Encode signs and encrypts a ticket.
+// Encode signs and encrypts a ticket, stamping Sealed.
 func (t *Tickets) Encode(tk Ticket) (string, error) {
 	tk.Version = ticketVersion
+	tk.Sealed = time.Now().Unix()
 	v, err := securecookie.EncodeMulti(t.CookieName(tk.Room), tk, t.codecs...)
 	if err != nil {
 		return "", fmt.Errorf("encoding ticket: %w", err)
@@ -127,23 +132,39 @@ func (t *Tickets) Decode(room, value string) (Ticket, error) {
 	return tk, nil
 }
 
-// FromRequest reads the room's ticket from the Waitroom-Token header, or else
-// from the room's cookie, and returns it with the encoded value it came in.
-// ok is false when neither holds a valid ticket.
-func (t *Tickets) FromRequest(r *http.Request, room string) (tk Ticket, raw string, ok bool) {
+// Presented is what a request brought for a room.
+type Presented struct {
+	Ticket Ticket
+	Raw    string // the encoded value the ticket came in
+	Valid  bool   // a ticket decoded
+	// Cookie is true when the request carried the room's cookie, valid or
+	// not: a browser, which must not be handed its ticket where a page's
+	// script could read it.
+	Cookie bool
+	// Refused is true when a value was sent but did not decode: tampered,
+	// expired, of another room, or made with keys no longer configured.
+	Refused bool
+}
+
+// Read finds the room's ticket in the Waitroom-Token header, or else in the
+// room's cookies (the first that decodes: a sibling domain may have set
+// another cookie of the same name in front of ours).
+func (t *Tickets) Read(r *http.Request, room string) Presented {
+	var p Presented
 	if v := r.Header.Get(TokenHeader); v != "" {
 		if tk, err := t.Decode(room, v); err == nil {
-			return tk, v, true
+			return Presented{Ticket: tk, Raw: v, Valid: true}
 		}
+		p.Refused = true
 	}
-	c, err := r.Cookie(t.CookieName(room))
-	if err != nil {
-		return Ticket{}, "", false
+	for _, c := range r.CookiesNamed(t.CookieName(room)) {
+		p.Cookie = true
+		if tk, err := t.Decode(room, c.Value); err == nil {
+			return Presented{Ticket: tk, Raw: c.Value, Valid: true, Cookie: true}
+		}
+		p.Refused = true
 	}
-	if tk, err = t.Decode(room, c.Value); err != nil {
-		return Ticket{}, "", false
-	}
-	return tk, c.Value, true
+	return p
 }
 
 // SetCookie writes the room's cookie holding value.
@@ -160,12 +181,6 @@ func (t *Tickets) ClearCookie(w http.ResponseWriter, room string) {
 // responses being prepared outside a ResponseWriter (a proxied one).
 func (t *Tickets) Expire(h http.Header, room string) {
 	h.Add("Set-Cookie", t.cookie(room, "", -1).String())
-}
-
-// IsOwnCookie reports whether a cookie name is one of ours, so the proxy can
-// keep tickets away from the upstream.
-func (t *Tickets) IsOwnCookie(name string) bool {
-	return len(name) > len(t.cfg.Name) && name[:len(t.cfg.Name)+1] == t.cfg.Name+"_"
 }
 
 func (t *Tickets) cookie(room, value string, maxAge int) *http.Cookie {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -51,7 +52,7 @@ func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
 		ReadHeaderTimeout: mustDuration(cfg.Server.ReadHeaderTimeout),
 		IdleTimeout:       mustDuration(cfg.Server.IdleTimeout),
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
-		ErrorLog:          zap.NewStdLog(log.Named("http")),
+		ErrorLog:          stdLog(log.Named("http")),
 	}
 	a.listener, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -119,7 +120,7 @@ func (a *App) build() (http.Handler, error) {
 			Log:            a.log.Named("proxy"),
 			ErrorPage:      pages.Error,
 			OnRelease:      a.release,
-			OwnCookie:      tickets.IsOwnCookie,
+			OwnCookie:      a.ownCookie(tickets),
 			TrustedProxies: trusted,
 			DropHeaders:    drop,
 			OnUpgrade:      a.gate.KeepAlive,
@@ -143,6 +144,16 @@ func (a *App) build() (http.Handler, error) {
 	}
 	front := &frontDoor{router: router, bypass: bypass, upstreams: upstreams, gate: a.gate, pages: pages}
 	return chain(front, recoverer(a.log, pages)), nil
+}
+
+// ownCookie claims only the cookies of configured rooms, so a site cookie
+// that happens to start with "waitroom_" still reaches the site.
+func (a *App) ownCookie(t *waitroom.Tickets) func(string) bool {
+	names := make(map[string]bool, len(a.cfg.Rooms))
+	for room := range a.cfg.Rooms {
+		names[t.CookieName(room)] = true
+	}
+	return func(name string) bool { return names[name] }
 }
 
 func (a *App) rooms() ([]waitroom.Room, map[string]web.Page) {
@@ -179,6 +190,16 @@ func (a *App) release(res *http.Response) {
 	a.log.Info("released on upstream command", zap.String("room", room), zap.String("visitor", visitor))
 }
 
+// stdLog routes net/http's own complaints (TLS handshakes, bad requests) to
+// zap at warn.
+func stdLog(log *zap.Logger) *stdlog.Logger {
+	l, err := zap.NewStdLogAt(log, zap.WarnLevel)
+	if err != nil {
+		return zap.NewStdLog(log)
+	}
+	return l
+}
+
 // Addr is the visitor listener's address.
 func (a *App) Addr() net.Addr { return a.listener.Addr() }
 
@@ -202,6 +223,8 @@ func (a *App) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.shutdown)
 		defer cancel()
 		if err := a.server.Shutdown(sctx); err != nil {
+			// Past the deadline: cut what is left, WebSockets included.
+			_ = a.server.Close()
 			return fmt.Errorf("draining requests: %w", err)
 		}
 		return nil

@@ -68,6 +68,7 @@ func parseConfig(name string, raw []byte) (*Config, error) {
 	var problems []string
 	problems = append(problems, expandEnv("", tree)...)
 	problems = append(problems, checkNames(tree)...)
+	problems = append(problems, checkCase("", tree)...)
 
 	v := viper.New()
 	v.SetEnvPrefix(envPrefix)
@@ -98,7 +99,7 @@ func parseConfig(name string, raw []byte) (*Config, error) {
 		problems = append(problems, cfg.Validate()...)
 	}
 	if len(problems) > 0 {
-		sort.Strings(problems)
+		sortProblems(problems)
 		return fail(problems...)
 	}
 	return cfg, nil
@@ -159,6 +160,63 @@ func checkNames(tree map[string]any) []string {
 		}
 	}
 	return problems
+}
+
+// checkCase refuses upper-case keys, which viper would quietly fold:
+// "Listen:" must not work in one version and fail in the next.
+func checkCase(path string, node any) []string {
+	var problems []string
+	switch n := node.(type) {
+	case map[string]any:
+		for k, child := range n {
+			key := joinKey(path, k)
+			named := path == "rooms" || path == "upstreams" // checkNames has these
+			if k != strings.ToLower(k) && !named {
+				problems = append(problems, fmt.Sprintf("%s: keys are lower case; did you mean %q?", key, strings.ToLower(k)))
+			}
+			problems = append(problems, checkCase(key, child)...)
+		}
+	case []any:
+		for i, child := range n {
+			problems = append(problems, checkCase(fmt.Sprintf("%s[%d]", path, i), child)...)
+		}
+	}
+	return problems
+}
+
+// sortProblems orders problems by key, with list indexes in numeric order
+// (routes[2] before routes[10]).
+func sortProblems(ps []string) {
+	sort.SliceStable(ps, func(i, j int) bool { return naturalLess(ps[i], ps[j]) })
+}
+
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da != "" && db != "" {
+			if len(da) != len(db) {
+				return len(da) < len(db)
+			}
+			if da != db {
+				return da < db
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 func mapKeys(node any) []string {

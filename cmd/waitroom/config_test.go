@@ -132,6 +132,7 @@ func TestConfig_Bad(t *testing.T) {
 		{"unset env", `url: "http://127.0.0.1:3000"`, `url: "${NOT_SET_ANYWHERE}"`, "upstreams.shop.url: environment variable NOT_SET_ANYWHERE is not set"},
 		{"bad store", "bypass:", "store: { kind: mysql }\nbypass:", `store.kind: must be "memory"`},
 		{"bad listen", `listen: "127.0.0.1:0"`, `listen: "8080"`, "listen: want host:port"},
+		{"upper-case key", `listen: "127.0.0.1:0"`, `Listen: "127.0.0.1:0"`, `Listen: keys are lower case; did you mean "listen"?`},
 		{"bad cidr", `paths: ["/static/"]`, `paths: ["/static/"]` + "\n  cidrs: [\"10.0.0.0/33\"]", "bypass.cidrs[0]"},
 	}
 	for _, c := range cases {
@@ -174,5 +175,14 @@ func TestConfig_EmptyOrMissingFile(t *testing.T) {
 	}
 	if _, err := parseConfig("bad.yaml", []byte("listen: [")); err == nil || !strings.Contains(err.Error(), "not valid YAML") {
 		t.Errorf("broken YAML: %v", err)
+	}
+}
+
+func TestSortProblems(t *testing.T) {
+	ps := []string{"routes[10].path: x", "routes[2].room: y", "listen: z", "routes[2].path: w"}
+	sortProblems(ps)
+	want := []string{"listen: z", "routes[2].path: w", "routes[2].room: y", "routes[10].path: x"}
+	if strings.Join(ps, "|") != strings.Join(want, "|") {
+		t.Fatalf("sorted %q, want %q", ps, want)
 	}
 }

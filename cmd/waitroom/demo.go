@@ -40,7 +40,7 @@ routes:
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", ":8080", "address of the waiting room")
+	listen := fs.String("listen", "localhost:8080", "address of the waiting room (\":8080\" for every interface)")
 	bots := fs.Int("bots", 4, "simulated visitors who arrive first, so there is a line to watch (0 to 50)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -63,6 +63,9 @@ func newUpstream(t testing.TB) (*upstreamLog, *httptest.Server) {
 		if v := r.Header.Get(waitroom.VisitorHeader); v != "" {
 			u.visitors[v]++
 		}
+		if r.URL.Path == "/events/cached" {
+			w.Header().Set("Cache-Control", "public, max-age=600")
+		}
 		if r.URL.Path == "/events/done" {
 			u.done[r.Header.Get(waitroom.VisitorHeader)]++
 			w.Header().Set("Waitroom-Command", "release")

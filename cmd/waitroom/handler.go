@@ -34,7 +34,7 @@ func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Route on the cleaned path and forward that same path, so what the
 	// router saw is what the upstream gets.
 	r.URL.Path, r.URL.RawPath = clean, ""
-	if hasPrefixFold(clean, waitroom.Prefix) {
+	if hasPrefixFold(clean, waitroom.Prefix) || strings.EqualFold(clean, strings.TrimSuffix(waitroom.Prefix, "/")) {
 		f.endpoint(w, r, clean)
 		return
 	}

@@ -31,6 +31,9 @@ Usage:
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A SIGHUP (a closed terminal, a reload habit) must not end the
+	// gateway and the line it holds.
+	signal.Ignore(syscall.SIGHUP)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 

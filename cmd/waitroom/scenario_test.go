@@ -1,7 +1,9 @@
 package main
 
 import (
+	"html"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +192,58 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	}
 	if p := b.getJSON("/events/").position(); p != 1 {
 		t.Fatalf("the visitor behind must move up to 1, got %d", p)
+	}
+}
+
+// The answer that hands a visitor its ticket must not sit in a shared cache,
+// whatever the site said; other answers keep the site's caching.
+func TestGateway_TicketNeverCachedPublicly(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, twoInside))
+	v := newVisitor(t, base)
+	first := v.get("/events/cached")
+	cc := first.header.Get("Cache-Control")
+	if len(first.header.Values("Set-Cookie")) == 0 || strings.Contains(cc, "public") || !strings.Contains(cc, "private") || !strings.Contains(cc, "max-age=600") {
+		t.Fatalf("the response with a new ticket: Cache-Control %q, Set-Cookie %v", cc, first.header.Values("Set-Cookie"))
+	}
+	second := v.get("/events/cached")
+	if len(second.header.Values("Set-Cookie")) != 0 || second.header.Get("Cache-Control") != "public, max-age=600" {
+		t.Fatalf("a response without a ticket: Cache-Control %q, Set-Cookie %v", second.header.Get("Cache-Control"), second.header.Values("Set-Cookie"))
+	}
+}
+
+// A page address too long to travel in return_to must not freeze the
+// waiting page: the status URL falls back to the path.
+func TestGateway_LongURLStillPolls(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))
+	v := newVisitor(t, base)
+	page := v.get("/events/1?q=" + strings.Repeat("x", 3000))
+	i := strings.Index(page.body, "/.waitroom/status?")
+	if i < 0 {
+		t.Fatalf("no status URL on the page")
+	}
+	status := page.body[i:]
+	status = html.UnescapeString(status[:strings.IndexAny(status, "\"'<")])
+	status = strings.ReplaceAll(status, `\u0026`, "&")
+	t.Logf("status URL: %.120s", status)
+	if r := v.getJSON(status); r.status != 200 || r.state() != "waiting" {
+		t.Fatalf("polling %.80s: %d %v", status, r.status, r.json)
+	}
+}
+
+// Only configured rooms' cookies are waitroom's; a site cookie that merely
+// shares the prefix reaches the site.
+func TestGateway_SiteCookiesWithOurPrefixPass(t *testing.T) {
+	var got string
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Get("Cookie") }))
+	defer site.Close()
+	_, base := startGateway(t, gwConfig(site.URL, twoInside))
+	newVisitor(t, base).do(http.MethodGet, "/events/", "Cookie", "waitroom_cart=42; waitroom_concert=x; theme=dark")
+	if got != "waitroom_cart=42; theme=dark" {
+		t.Fatalf("the site received cookies %q", got)
+	}
+	if r := newVisitor(t, base).get("/.waitroom"); r.status != http.StatusNotFound {
+		t.Fatalf("/.waitroom is waitroom's own: %d", r.status)
 	}
 }
