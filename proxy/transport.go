@@ -72,7 +72,11 @@ func (c UpstreamConfig) parse() (upstreamSettings, error) {
 func parseTarget(p *problems, raw string) *url.URL {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		p.add("url", "must be an absolute http or https URL, got %q", raw)
+		shown := raw
+		if err == nil && u.User != nil {
+			shown = u.Redacted() // a password must not land in a log or a chat
+		}
+		p.add("url", "must be an absolute http or https URL, got %q", shown)
 		return nil
 	}
 	switch {

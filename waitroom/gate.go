@@ -73,6 +73,7 @@ type Gate struct {
 	onError OnError
 	rooms   map[string]*line
 	outage  atomic.Bool
+	outages atomic.Int64
 	now     func() time.Time
 	// RoomOf names the room a Referer URL points into; used by the visitor
 	// endpoints when the request does not say. Optional.
@@ -280,9 +281,13 @@ func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, p 
 // storeDown logs the start of an outage, once, not once per request.
 func (g *Gate) storeDown(err error) {
 	if !g.outage.Swap(true) {
+		g.outages.Add(1)
 		g.log.Error("store unreachable; following store.on_error", zap.String("on_error", string(g.onError)), zap.Error(err))
 	}
 }
+
+// Outages counts the store outages this gate has lived through.
+func (g *Gate) Outages() int64 { return g.outages.Load() }
 
 // storeBack logs the end of an outage, once.
 func (g *Gate) storeBack() {

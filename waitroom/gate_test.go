@@ -126,8 +126,8 @@ func TestGate_StoreDownClosed(t *testing.T) {
 	if code, _, _ := f.get(t, http.MethodPost, waiting); code != http.StatusServiceUnavailable {
 		t.Fatalf("a waiting POST during an outage: %d", code)
 	}
-	if n := f.logs.FilterMessage("store unreachable; following store.on_error").Len(); n != 1 {
-		t.Fatalf("an outage must be logged once, got %d lines", n)
+	if n := f.logs.FilterMessage("store unreachable; following store.on_error").Len(); n != 1 || f.gate.Outages() != 1 {
+		t.Fatalf("an outage must be logged and counted once, got %d lines, %d outages", n, f.gate.Outages())
 	}
 	f.store.down.Store(false)
 	if _, body, _ := f.get(t, http.MethodGet, waiting); state(body) != "waiting" {
