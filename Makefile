@@ -4,7 +4,7 @@ PKGS     ?= ./...
 FUZZTIME ?= 5s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build demo lint test test-race fuzz bench docker clean
+.PHONY: help build demo deps lint test test-race test-redis fuzz bench docker clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -15,15 +15,23 @@ build: ## build bin/waitroom
 demo: ## run the demo: a shop behind a tiny room on http://localhost:8080
 	$(GO) run ./cmd/waitroom demo
 
+deps: ## install redis-server and chromium from Debian's packages when missing
+	@.ci/deps
+
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would rewrite:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-test: lint test-race fuzz ## everything CI runs: lint, race tests, short fuzzing
+test: deps lint test-race fuzz ## everything CI runs: deps, lint, race tests (real Redis, real browser), short fuzzing
 
-test-race: ## go test -race
-	$(GO) test -race -count=1 $(PKGS)
+# WAITROOM_REQUIRE_REDIS=1: a missing redis-server fails the tests instead
+# of skipping them.
+test-race: ## go test -race ./...
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 $(PKGS)
+
+test-redis: ## only the tests that need Redis
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./waitroom/redisstore/... ./cmd/...
 
 fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzTicketDecode$$' -fuzztime=$(FUZZTIME) ./waitroom/
