@@ -22,4 +22,8 @@
 // ticket is older than that seed goes back to the place its ticket gives,
 // ahead of everyone who arrived since; this happens once per visitor, so a
 // session or place lost later in this incarnation is lost as anyone's is.
+// The first such return starts the recovery grace (Limits.RecoveryGrace),
+// once per incarnation: until it ends nobody goes in at once and ticks let
+// in only restored tickets, so the returning holders retake their places
+// before the newcomers who found the line empty.
 package memstore

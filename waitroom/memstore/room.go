@@ -28,6 +28,10 @@ type room struct {
 	// cookie carrying that ticket restores its holder once, not after every
 	// session or place it goes on to lose.
 	restored map[string]struct{}
+	// graceUntil ends the recovery grace: zero until the first restore of
+	// this incarnation starts it, and never restarted after that, so a late
+	// straggler with an old ticket cannot hold newcomers back again.
+	graceUntil time.Time
 
 	bucket bucket
 	minute minute
@@ -105,9 +109,9 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 // join gives an unknown visitor a session at once when nobody waits and both
 // limits allow, and a place in line otherwise.
 func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
-	ticket := r.ticketFor(v)
+	ticket := r.ticketFor(v, now, lim)
 	r.totals.Joined++
-	if r.line.len() == 0 && r.active.len() < lim.MaxActive {
+	if !r.inGrace(now) && r.line.len() == 0 && r.active.len() < lim.MaxActive {
 		r.bucket.refill(now, lim)
 		if r.bucket.take(lim) {
 			s := r.admit(v.ID, ticket, now, lim)
@@ -123,16 +127,27 @@ func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wait
 
 // ticketFor is the ticket of a visitor who joins: the one its cookie carries
 // when that predates the room's seed (a place held before the store lost its
-// data) and was not restored already, otherwise the next number.
-func (r *room) ticketFor(v waitroom.Visitor) int64 {
+// data) and was not restored already, otherwise the next number. The first
+// restore starts the recovery grace.
+func (r *room) ticketFor(v waitroom.Visitor, now time.Time, lim waitroom.Limits) int64 {
 	if v.Ticket > 0 && v.Ticket < r.seed {
 		if _, again := r.restored[v.ID]; !again {
 			r.restored[v.ID] = struct{}{}
+			if r.graceUntil.IsZero() && lim.RecoveryGrace > 0 {
+				r.graceUntil = now.Add(lim.RecoveryGrace)
+			}
 			return v.Ticket
 		}
 	}
 	r.seq++
 	return r.seq
+}
+
+// inGrace reports whether the recovery grace runs: the store lost its data
+// and lets the holders of older tickets retake their places first. Nobody
+// goes in at once, and ticks let in only restored tickets.
+func (r *room) inGrace(now time.Time) bool {
+	return now.Before(r.graceUntil)
 }
 
 func (r *room) admit(id string, ticket int64, now time.Time, lim waitroom.Limits) *session {
@@ -152,7 +167,11 @@ func (r *room) tick(now time.Time, lim waitroom.Limits) waitroom.Admitted {
 		return a
 	}
 	r.bucket.refill(now, lim)
-	for w := r.line.front(); w != nil && r.active.len() < lim.MaxActive && r.bucket.take(lim); w = r.line.front() {
+	// During the grace the line stops at the first ticket of this
+	// incarnation: restored tickets are all older, so they stand before it.
+	grace := r.inGrace(now)
+	for w := r.line.front(); w != nil && !(grace && w.ticket >= r.seed) &&
+		r.active.len() < lim.MaxActive && r.bucket.take(lim); w = r.line.front() {
 		r.drop(w)
 		r.admit(w.id, w.ticket, now, lim)
 		a.Admitted++

@@ -60,6 +60,8 @@ func randomLimits(rng *rand.Rand) waitroom.Limits {
 		AdmitBurst:   1 + rng.IntN(3),
 		SessionTTL:   time.Duration(1+rng.IntN(5)) * time.Minute,
 		AbandonAfter: time.Duration(1+rng.IntN(3)) * time.Minute,
+		// RecoveryGrace is mostly on, as configured by default.
+		RecoveryGrace: time.Duration(rng.IntN(3)) * time.Minute,
 	}
 	if rng.IntN(2) == 0 {
 		lim.AdmitRate = waitroom.Rate{N: int64(1 + rng.IntN(30)), Per: time.Minute}
@@ -93,9 +95,16 @@ func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
 			if d.Joined && d.State == waitroom.StateAdmitted && r.active.len() > lim.MaxActive {
 				t.Fatalf("step %d: immediate admission past max_active %d", step, lim.MaxActive)
 			}
+			if d.Joined && d.State == waitroom.StateAdmitted && r.inGrace(now) {
+				t.Fatalf("step %d: immediate admission during the recovery grace", step)
+			}
 		case op < 8:
+			grace := r.inGrace(now)
 			if a := r.tick(now, lim); a.Admitted > 0 && r.active.len() > lim.MaxActive {
 				t.Fatalf("step %d: tick filled %d slots of %d", step, r.active.len(), lim.MaxActive)
+			}
+			if w := r.line.front(); grace && w != nil && w.ticket < r.seed && r.active.len() < lim.MaxActive && lim.AdmitRate.IsUnlimited() {
+				t.Fatalf("step %d: restored ticket %d left waiting by a tick during the grace", step, w.ticket)
 			}
 		case op < 9:
 			r.release(now, id)

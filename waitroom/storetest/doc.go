@@ -7,9 +7,9 @@
 //
 // The suite checks the DESIGN invariants — capacity, the token bucket, ticket
 // order, idempotent joins, immediate admission, abandonment, release, expiry,
-// sliding renewal, restore after data loss, and the balance of the stats —
-// with one instance and with three sharing one backend, as gateways share
-// one Redis.
+// sliding renewal, restore after data loss and the recovery grace that
+// follows it, and the balance of the stats — with one instance and with
+// three sharing one backend, as gateways share one Redis.
 //
 // It runs on real time only, since a shared backend keeps its own clock:
 // TTLs are a few hundred milliseconds, upper bounds (max_active, the bucket)

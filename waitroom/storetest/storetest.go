@@ -58,6 +58,7 @@ var cases = []testCase{
 	{"Expiry", many, testExpiry},
 	{"SlidingRenewal", many, testSlidingRenewal},
 	{"Restore", many, testRestore},
+	{"RecoveryGrace", many, testRecoveryGrace},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},
 	{"Conservation", many, testConservation},
 	{"AdmittedLastMinute", many, testAdmittedLastMinute},

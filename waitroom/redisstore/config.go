@@ -1,0 +1,173 @@
+package redisstore
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// Config is the store.redis section: how to reach Redis.
+type Config struct {
+	// Addrs: one address for a single server, several for a Redis Cluster
+	// (any of its nodes), or the Sentinels when MasterName is set. An
+	// address is "host:port", or a unix socket path starting with "/" or
+	// "unix:". Default ["127.0.0.1:6379"].
+	Addrs []string `mapstructure:"addrs" yaml:"addrs" json:"addrs"`
+	// MasterName is the Sentinel master's name; empty: no Sentinel.
+	MasterName string `mapstructure:"master_name" yaml:"master_name" json:"master_name"`
+	// Username and Password authenticate (ACL user, or password alone with
+	// requirepass). Default: none.
+	Username string `mapstructure:"username" yaml:"username" json:"username"`
+	Password string `mapstructure:"password" yaml:"password" json:"password"`
+	// DB is the database number; must be 0 for a cluster. Default 0.
+	DB int `mapstructure:"db" yaml:"db" json:"db"`
+	// TLS connects with TLS 1.2 or later, verifying the server's
+	// certificate against the system roots. Default false.
+	TLS bool `mapstructure:"tls" yaml:"tls" json:"tls"`
+	// KeyPrefix starts every key: room R lives in "{<key_prefix>:R}:…".
+	// Default "wr".
+	KeyPrefix string `mapstructure:"key_prefix" yaml:"key_prefix" json:"key_prefix"`
+	// PoolSize is the number of connections per node; 0 (default) leaves
+	// go-redis's default, 10 per CPU.
+	PoolSize int `mapstructure:"pool_size" yaml:"pool_size" json:"pool_size"`
+	// DialTimeout, ReadTimeout and WriteTimeout bound each attempt to
+	// connect, read a reply or send a command. They are short (default
+	// "1s", "500ms", "500ms") because every visitor's request waits on the
+	// store: a slow Redis must turn into the on_error answer, not a hang. A
+	// call makes at most two attempts.
+	DialTimeout  string `mapstructure:"dial_timeout" yaml:"dial_timeout" json:"dial_timeout"`
+	ReadTimeout  string `mapstructure:"read_timeout" yaml:"read_timeout" json:"read_timeout"`
+	WriteTimeout string `mapstructure:"write_timeout" yaml:"write_timeout" json:"write_timeout"`
+}
+
+// DefaultConfig is a local Redis with short timeouts.
+func DefaultConfig() Config {
+	return Config{
+		Addrs:       []string{"127.0.0.1:6379"},
+		KeyPrefix:   DefaultKeyPrefix,
+		DialTimeout: "1s", ReadTimeout: "500ms", WriteTimeout: "500ms",
+	}
+}
+
+// Validate reports every problem, each as "key: rule, got value" with keys
+// relative to the section. It changes nothing.
+func (c Config) Validate() error {
+	_, err := c.options()
+	return err
+}
+
+// NewClient connects as the config says: one address is a single server,
+// several a cluster, and master_name makes them Sentinels. The caller owns
+// the client.
+func NewClient(c Config) (redis.UniversalClient, error) {
+	opts, err := c.options()
+	if err != nil {
+		return nil, fmt.Errorf("store.redis: %w", err)
+	}
+	return redis.NewUniversalClient(opts), nil
+}
+
+// options checks the config and turns it into go-redis options.
+func (c Config) options() (*redis.UniversalOptions, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	addrs, sockets := c.addrs(bad)
+	if sockets > 0 && (len(addrs) > 1 || c.MasterName != "" || c.TLS) {
+		bad("addrs", "a unix socket must be the only address, without master_name or tls, got %q", c.Addrs)
+	}
+	if c.DB < 0 {
+		bad("db", "must be >= 0, got %d", c.DB)
+	} else if c.DB != 0 && len(addrs) > 1 && c.MasterName == "" {
+		bad("db", "must be 0 with a Redis Cluster (several addrs), got %d", c.DB)
+	}
+	if c.KeyPrefix == "" || strings.ContainsAny(c.KeyPrefix, "{} \t\r\n") {
+		bad("key_prefix", "must be non-empty, without braces or spaces (it goes inside the key's hash tag), got %q", c.KeyPrefix)
+	}
+	if c.PoolSize < 0 {
+		bad("pool_size", "must be >= 0 (0: go-redis's default), got %d", c.PoolSize)
+	}
+	timeouts := [...]struct {
+		key, raw string
+		dst      time.Duration
+	}{{"dial_timeout", c.DialTimeout, 0}, {"read_timeout", c.ReadTimeout, 0}, {"write_timeout", c.WriteTimeout, 0}}
+	for i, d := range timeouts {
+		v, err := waitroom.ParseDuration(d.raw)
+		switch {
+		case err != nil:
+			bad(d.key, "%v", err)
+		case v <= 0:
+			bad(d.key, "must be > 0, got %q", d.raw)
+		}
+		timeouts[i].dst = v
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	opts := &redis.UniversalOptions{
+		Addrs: addrs, MasterName: c.MasterName, Username: c.Username, Password: c.Password, DB: c.DB,
+		PoolSize:    c.PoolSize,
+		DialTimeout: timeouts[0].dst, ReadTimeout: timeouts[1].dst, WriteTimeout: timeouts[2].dst,
+		// Honour the request's deadline too.
+		ContextTimeoutEnabled: true,
+		// One retry (a pooled connection may have died with a restarted
+		// Redis) and one dial per attempt: the defaults (3 retries of 5
+		// dials) would hold a visitor for many timeouts.
+		MaxRetries: 1, DialerRetries: 1,
+	}
+	if c.TLS {
+		opts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return opts, nil
+}
+
+// addrs checks the addresses and returns them as go-redis takes them (a
+// socket as its path), with the number of unix sockets among them.
+func (c Config) addrs(bad func(key, format string, args ...any)) ([]string, int) {
+	if len(c.Addrs) == 0 {
+		bad("addrs", "must list at least one address, got none")
+	}
+	out := make([]string, 0, len(c.Addrs))
+	sockets := 0
+	for i, a := range c.Addrs {
+		key := fmt.Sprintf("addrs[%d]", i)
+		if path, ok := socketPath(a); ok {
+			sockets++
+			if path == "" || !strings.HasPrefix(path, "/") {
+				bad(key, "want an absolute unix socket path, got %q", a)
+			}
+			out = append(out, path)
+			continue
+		}
+		host, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			bad(key, `want "host:port" or a unix socket path, got %q`, a)
+		}
+		out = append(out, a)
+	}
+	return out, sockets
+}
+
+// socketPath recognises "/path", "unix:/path" and "unix:///path".
+func socketPath(addr string) (string, bool) {
+	if strings.HasPrefix(addr, "/") {
+		return addr, true
+	}
+	rest, ok := strings.CutPrefix(addr, "unix:")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(rest, "//") {
+		rest = strings.TrimPrefix(rest, "//")
+	}
+	return rest, true
+}

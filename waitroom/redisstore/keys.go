@@ -1,0 +1,112 @@
+package redisstore
+
+import (
+	"sync"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// DefaultKeyPrefix is the key prefix unless WithKeyPrefix or
+// Config.KeyPrefix say otherwise.
+const DefaultKeyPrefix = "wr"
+
+// keyNames are the suffixes of a room's keys, in the order of KEYS in every
+// script (lua/common.lua). doc.go says what each holds.
+var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored"}
+
+// Key lifetimes. Every key of a room expires unless the room is used, so a
+// room taken out of the configuration leaves nothing behind.
+const (
+	// metaTTL keeps the ticket counter, its seed and the restored set. It
+	// must outlive every ticket that may come back: a counter that expired
+	// while cookies still hold its tickets would take their holders for
+	// survivors of a data loss. A month is far beyond any sensible
+	// cookie.max_age (default 24h), and the keys are small.
+	metaTTL = 30 * 24 * time.Hour
+	// minDataTTL is the shortest life of the other keys after the room's
+	// last activity; see dataTTL.
+	minDataTTL = time.Hour
+)
+
+// dataTTL is how long the line, the sessions and the counters outlive the
+// room's last activity: four times the longest a session or a place lasts
+// untouched, at least an hour. Past that every visitor would be expired or
+// abandoned at the next tick anyway, so expiring the keys changes nothing a
+// visitor can see; the running totals restart from zero with them, which
+// keeps them balanced.
+func dataTTL(lim waitroom.Limits) time.Duration {
+	return max(4*max(lim.SessionTTL, lim.AbandonAfter), minDataTTL)
+}
+
+// cacheMax bounds each cache. Rooms and limits come from the configuration,
+// so a few entries is the rule; the bound only guards against misuse.
+const cacheMax = 1024
+
+// cache keeps what the Store derives from a room name or a Limits for every
+// call, so the hot path does not rebuild it: the room's key names and the
+// limits as script arguments (boxed once, shared read-only). Plain maps
+// under a read lock: a lookup allocates nothing.
+type cache struct {
+	mu     sync.RWMutex
+	rooms  map[string][]string
+	limits map[waitroom.Limits][]any
+}
+
+// keys returns the room's keys. They all carry the hash tag {prefix:room},
+// so they live in one Redis Cluster slot, as a script's keys must.
+func (c *cache) keys(prefix, room string) []string {
+	c.mu.RLock()
+	keys, ok := c.rooms[room]
+	c.mu.RUnlock()
+	if ok {
+		return keys
+	}
+	tag := "{" + prefix + ":" + room + "}:"
+	keys = make([]string, len(keyNames))
+	for i, name := range keyNames {
+		keys[i] = tag + name
+	}
+	c.mu.Lock()
+	if c.rooms == nil {
+		c.rooms = make(map[string][]string)
+	}
+	if len(c.rooms) < cacheMax {
+		c.rooms[room] = keys
+	}
+	c.mu.Unlock()
+	return keys
+}
+
+// limitArgs is the ARGV block decide.lua and admit.lua share (lua/common.lua,
+// limits): key lifetimes in milliseconds, then the limits, with durations
+// in microseconds, the scripts' unit of time. The result must not be
+// modified.
+func (c *cache) limitArgs(lim waitroom.Limits) []any {
+	c.mu.RLock()
+	args, ok := c.limits[lim]
+	c.mu.RUnlock()
+	if ok {
+		return args
+	}
+	var rateN, ratePer int64
+	if !lim.AdmitRate.IsUnlimited() {
+		rateN, ratePer = lim.AdmitRate.N, lim.AdmitRate.Per.Microseconds()
+	}
+	args = []any{
+		dataTTL(lim).Milliseconds(), metaTTL.Milliseconds(),
+		int64(lim.MaxActive), rateN, ratePer,
+		int64(max(1, lim.AdmitBurst)), // a hand-made Limits with 0 still gets one token
+		lim.SessionTTL.Microseconds(), lim.RenewInterval().Microseconds(),
+		lim.AbandonAfter.Microseconds(), lim.RecoveryGrace.Microseconds(),
+	}
+	c.mu.Lock()
+	if c.limits == nil {
+		c.limits = make(map[waitroom.Limits][]any)
+	}
+	if len(c.limits) < cacheMax {
+		c.limits[lim] = args
+	}
+	c.mu.Unlock()
+	return args
+}

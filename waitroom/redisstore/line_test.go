@@ -1,0 +1,203 @@
+package redisstore_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/redisstore"
+)
+
+// TestRedisStore_LargeLine exercises what only a long line reaches: the
+// last-poll string is swept 4096 entries a tick, so half of 10,000 visitors
+// going quiet takes three ticks to prune, exactly; admitting the rest trims
+// the string's dead front once the head has moved past 4096 entries and
+// half the string, and positions stay right across the trim; an empty line
+// leaves no string behind.
+func TestRedisStore_LargeLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping a 10,000-visitor line in -short mode")
+	}
+	const n = 10_000
+	srv := shared(t)
+	prefix := freshPrefix()
+	client := srv.NewClient()
+	s := newStore(t, client, prefix)
+	seen := "{" + prefix + ":concert}:seen"
+	lim := limits(0)
+	lim.AbandonAfter = 3 * time.Second
+
+	line := joinMany(t, s, lim, n)
+	joined := time.Now()
+	time.Sleep(lim.AbandonAfter + 200*time.Millisecond) // everyone is stale now
+	keep := make([]waitroom.Visitor, 0, n/2)
+	for i := 0; i < n; i += 2 {
+		keep = append(keep, line[i])
+	}
+	pollAll(t, s, lim, keep) // the even half polls again
+	for i, want := range []int{2048, 2048, 904} {
+		if a := admit(t, s, lim); a.Abandoned != want || a.Admitted != 0 {
+			t.Fatalf("tick %d: %+v, want %d abandoned: the odd tickets of the next 4096", i+1, a, want)
+		}
+	}
+	if time.Since(joined) > 2*lim.AbandonAfter {
+		t.Fatalf("inconclusive, the machine stalled: %v since the joins", time.Since(joined))
+	}
+	checkExpiries(t, client, prefix)
+
+	open := lim
+	open.MaxActive = n
+	for range 3 {
+		if a := admit(t, s, open); a.Admitted != 1000 || a.Abandoned != 0 {
+			t.Fatalf("admission tick: %+v, want 1000 (a tick's batch) admitted", a)
+		}
+	}
+	// The head is now entry 6000 of 10000: the front was trimmed.
+	if size := client.StrLen(context.Background(), seen).Val(); size != (n-6000)*7 {
+		t.Errorf("last-poll string is %d bytes, want %d after the trim", size, (n-6000)*7)
+	}
+	for i, v := range keep[3000:] {
+		if d := decide(t, s, open, v, false); d.State != waitroom.StateWaiting || d.Position != int64(i+1) {
+			t.Fatalf("ticket %d after the trim: %+v, want waiting at %d", v.Ticket, d, i+1)
+		}
+	}
+	for range 2 {
+		admit(t, s, open)
+	}
+	if got := client.Exists(context.Background(), seen).Val(); got != 0 {
+		t.Errorf("empty line still has its last-poll string")
+	}
+	st, err := s.Stats(context.Background(), "concert")
+	if err != nil || st.Joined != n || st.Abandoned != n/2 || st.AdmittedTotal != n/2 || st.Waiting != 0 {
+		t.Errorf("stats %+v, %v", st, err)
+	}
+}
+
+// joinMany brings n visitors into room "concert" from 8 goroutines and
+// returns them in ticket order.
+func joinMany(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, n int) []waitroom.Visitor {
+	vs := make([]waitroom.Visitor, n)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				v := waitroom.Visitor{ID: visitorID()}
+				d, err := s.Decide(context.Background(), "concert", lim, v, true)
+				if err != nil || !d.Joined {
+					tb.Errorf("join: %+v, %v", d, err)
+					return
+				}
+				v.Ticket = d.Ticket
+				vs[i] = v
+			}
+		})
+	}
+	wg.Wait()
+	if tb.Failed() {
+		tb.FailNow()
+	}
+	slices.SortFunc(vs, func(a, b waitroom.Visitor) int { return int(a.Ticket - b.Ticket) })
+	return vs
+}
+
+// pollAll has every visitor poll once, from 8 goroutines.
+func pollAll(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, vs []waitroom.Visitor) {
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(vs); i += 8 {
+				if d, err := s.Decide(context.Background(), "concert", lim, vs[i], false); err != nil || d.State != waitroom.StateWaiting {
+					tb.Errorf("poll: %+v, %v", d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func admit(tb testing.TB, s *redisstore.Store, lim waitroom.Limits) waitroom.Admitted {
+	tb.Helper()
+	a, err := s.Admit(context.Background(), "concert", lim)
+	if err != nil {
+		tb.Fatalf("Admit: %v", err)
+	}
+	return a
+}
+
+// checkExpiries: every key of the room expires by itself: the counter and
+// the restored set in about a month, the rest within a few hours.
+func checkExpiries(tb testing.TB, client redis.UniversalClient, prefix string) {
+	tb.Helper()
+	ctx := context.Background()
+	keys, err := client.Keys(ctx, "{"+prefix+":concert}:*").Result()
+	if err != nil || len(keys) < 4 {
+		tb.Fatalf("keys of the room: %v, %v", keys, err)
+	}
+	for _, k := range keys {
+		ttl := client.PTTL(ctx, k).Val()
+		long := k == "{"+prefix+":concert}:meta" || k == "{"+prefix+":concert}:restored"
+		switch {
+		case ttl <= 0:
+			tb.Errorf("key %s never expires (PTTL %v)", k, ttl)
+		case long && ttl < 29*24*time.Hour:
+			tb.Errorf("key %s expires in %v, want about 30 days", k, ttl)
+		case !long && (ttl < 30*time.Minute || ttl > 24*time.Hour):
+			tb.Errorf("key %s expires in %v, want between 30 minutes and a day", k, ttl)
+		}
+	}
+}
+
+// TestRedisStore_RestoredVisitorsAbandoned: restored tickets keep their
+// last poll in a sorted set of their own; one who stops polling is dropped
+// like anyone, while the others keep their order, and the set empties with
+// the line.
+func TestRedisStore_RestoredVisitorsAbandoned(t *testing.T) {
+	srv := shared(t)
+	before := newStore(t, srv.NewClient(), freshPrefix())
+	o1, o2 := join(t, before, limits(0), waitroom.StateWaiting), join(t, before, limits(0), waitroom.StateWaiting)
+	time.Sleep(20 * time.Millisecond)
+	prefix := freshPrefix() // a new, empty backend: the data was lost
+	client := srv.NewClient()
+	s := newStore(t, client, prefix)
+	lim := limits(0)
+	lim.AbandonAfter = time.Second
+	for _, v := range []waitroom.Visitor{o1, o2} {
+		if d := decide(t, s, lim, v, true); d.Ticket != v.Ticket || d.State != waitroom.StateWaiting {
+			t.Fatalf("restore: %+v", d)
+		}
+	}
+	n1 := join(t, s, lim, waitroom.StateWaiting)
+	last := time.Now()
+	for start := time.Now(); time.Since(start) < lim.AbandonAfter+200*time.Millisecond; time.Sleep(50 * time.Millisecond) {
+		if time.Since(last) >= lim.AbandonAfter {
+			t.Fatalf("inconclusive, the machine stalled for %v", time.Since(last))
+		}
+		last = time.Now()
+		decide(t, s, lim, o2, false)
+		decide(t, s, lim, n1, false)
+	}
+	if a := admit(t, s, lim); a.Abandoned != 1 {
+		t.Fatalf("tick: %+v, want the quiet restored visitor dropped", a)
+	}
+	if d := decide(t, s, lim, o1, false); d.State != waitroom.StateNone {
+		t.Errorf("quiet restored visitor: %+v, want gone", d)
+	}
+	for i, v := range []waitroom.Visitor{o2, n1} {
+		if d := decide(t, s, lim, v, false); d.Position != int64(i+1) || d.Waiting != 2 {
+			t.Errorf("visitor %d: %+v, want %d of 2", i, d, i+1)
+		}
+	}
+	lim.MaxActive = 2
+	if a := admit(t, s, lim); a.Admitted != 2 {
+		t.Errorf("tick: %+v, want both admitted", a)
+	}
+	if n := client.Exists(context.Background(), "{"+prefix+":concert}:rseen").Val(); n != 0 {
+		t.Errorf("restored visitors' last-poll set outlived them")
+	}
+}

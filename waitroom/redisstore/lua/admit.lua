@@ -1,0 +1,153 @@
+-- admit.lua: Store.Admit, one admission tick. ARGV: the limits block
+-- (common.lua). Reply: {admitted, abandoned, expired}, what this tick did.
+-- The order of the steps is the contract's: sessions that ran out free their
+-- slots first, the abandoned go before anyone is let in.
+
+local L = limits()
+local now = clock()
+local seed, base, grace, ttl = room()
+if not seed then
+  return {0, 0, 0} -- a room never joined has nothing to move
+end
+
+-- seenAt is a waiting visitor's last poll; 0 when none is recorded.
+local function seenAt(id, t)
+  if indexed(t, base) then
+    return redis.call('BITFIELD', K_SEEN, 'GET', SEEN_TYPE, seenIndex(t - base))[1]
+  end
+  return tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
+end
+
+-- expire removes up to BATCH sessions that ran out, oldest first; those
+-- left over are not counted as live meanwhile (live in common.lua).
+local function expire()
+  local n = math.min(BATCH, redis.call('ZCOUNT', K_ACTIVE, '-inf', now))
+  if n > 0 then
+    redis.call('ZREMRANGEBYRANK', K_ACTIVE, 0, n - 1)
+  end
+  return n
+end
+
+-- sweep looks at the next SWEEP entries of K_SEEN, from where the last tick
+-- stopped, and drops the visitors last seen before cutoff. One GETRANGE,
+-- decoded here, rather than a command per entry.
+local function sweep(cutoff)
+  local size = math.floor(redis.call('STRLEN', K_SEEN) / SEEN_BYTES)
+  if size == 0 then
+    return 0
+  end
+  local from = tonumber(redis.call('HGET', K_META, 'sweep')) or 0
+  if from >= size then
+    from = 0
+  end
+  local to = math.min(size, from + SWEEP)
+  local s = redis.call('GETRANGE', K_SEEN, from * SEEN_BYTES, to * SEEN_BYTES - 1)
+  local n = 0
+  for i = from, to - 1 do
+    local p = (i - from) * SEEN_BYTES + 1
+    local b1, b2, b3, b4, b5, b6, b7 = string.byte(s, p, p + SEEN_BYTES - 1)
+    local seen = (((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6) * 256 + b7
+    if seen > 0 and seen < cutoff then
+      local ids = redis.call('ZRANGEBYSCORE', K_QUEUE, base + i, base + i, 'LIMIT', 0, 1)
+      if ids[1] then
+        redis.call('ZREM', K_QUEUE, ids[1])
+        n = n + 1
+      end
+      redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(i), 0)
+    end
+  end
+  if to >= size then
+    to = 0
+  end
+  redis.call('HSET', K_META, 'sweep', to)
+  return n
+end
+
+-- prune drops visitors unseen for longer than abandon_after: restored ones
+-- straight from their sorted set, the others by sweeping K_SEEN. A large
+-- line is swept over several ticks; the head is checked again before anyone
+-- is admitted, so nobody stale ever goes in.
+local function prune(cutoff)
+  local ids = redis.call('ZRANGEBYSCORE', K_RSEEN, '-inf', excl(cutoff), 'LIMIT', 0, BATCH)
+  local n = 0
+  if #ids > 0 then
+    n = redis.call('ZREM', K_QUEUE, unpack(ids))
+    redis.call('ZREM', K_RSEEN, unpack(ids))
+  end
+  return n + sweep(cutoff)
+end
+
+-- rebase trims the dead front of K_SEEN once the line's head (its oldest
+-- ticket with an entry there) has moved far enough, so K_SEEN spans about
+-- the line and not every ticket ever issued.
+local function rebase()
+  local head = redis.call('ZRANGEBYSCORE', K_QUEUE, base, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #head == 0 then
+    local next = tonumber(redis.call('HGET', K_META, 'seq')) + 1
+    if base ~= next then
+      redis.call('DEL', K_SEEN)
+      redis.call('HSET', K_META, 'base', next, 'sweep', 0)
+    end
+    return
+  end
+  local shift = tonumber(head[2]) - base
+  local size = math.floor(redis.call('STRLEN', K_SEEN) / SEEN_BYTES)
+  if shift < REBASE or shift * 2 < size then
+    return
+  end
+  local rest = redis.call('GETRANGE', K_SEEN, shift * SEEN_BYTES, -1)
+  redis.call('SET', K_SEEN, rest)
+  local from = tonumber(redis.call('HGET', K_META, 'sweep')) or 0
+  redis.call('HSET', K_META, 'base', base + shift, 'sweep', math.max(0, from - shift))
+end
+
+local expired = expire()
+local abandoned, admitted = 0, 0
+local cutoff = nil
+if L.abandon > 0 then
+  cutoff = now - L.abandon
+  abandoned = prune(cutoff)
+end
+local inside = live(now)
+if inside < L.max and redis.call('ZCARD', K_QUEUE) > 0 then
+  -- During the recovery grace the line stops at the first ticket of this
+  -- incarnation: restored tickets are all older, so they stand before it.
+  local held = grace ~= nil and now < grace
+  local b = refill(now, L)
+  for _ = 1, BATCH do
+    local head = redis.call('ZRANGE', K_QUEUE, 0, 0, 'WITHSCORES')
+    if #head == 0 then
+      break
+    end
+    local id, t = head[1], tonumber(head[2])
+    if held and own(t, seed) then
+      break
+    end
+    if cutoff ~= nil and seenAt(id, t) < cutoff then
+      drop(id, t, base)
+      abandoned = abandoned + 1
+    elseif inside >= L.max or not take(b) then
+      break
+    else
+      drop(id, t, base)
+      admit(id, now, L)
+      inside = inside + 1
+      admitted = admitted + 1
+    end
+  end
+  save(b, L)
+end
+rebase()
+
+bump('expired', expired, L.dataTTL)
+bump('abandoned', abandoned, L.dataTTL)
+bump('admitted', admitted, L.dataTTL)
+counted(now, admitted, L.dataTTL)
+if ttl ~= L.dataTTL then
+  redis.call('HSET', K_META, 'ttl', L.dataTTL) -- for release.lua, which has no limits
+end
+-- While gateways tick a room, none of its keys expire, even if nothing
+-- else happens (a paused room whose line just waits).
+keep(L.metaTTL, K_META, K_RESTORED)
+keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE)
+return {admitted, abandoned, expired}

@@ -1,0 +1,174 @@
+-- common.lua: what decide.lua, admit.lua and release.lua share. scripts.go
+-- puts it in front of each of them, so every state change still runs as one
+-- script, atomically. See doc.go for the data model.
+--
+-- Units: times are microseconds since the Unix epoch from Redis's TIME (the
+-- only clock), ticket numbers are seeded in the same unit; both stay below
+-- 2^53, so they are exact as Lua numbers and as sorted set scores. A number
+-- handed to redis.call is formatted with 17 digits and stays exact; never
+-- build a command argument with `..` or tostring, which keep only 14.
+
+local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+
+-- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
+-- 0 for "not waiting". 56 bits hold microseconds until the year 2255.
+local SEEN_TYPE, SEEN_BYTES = 'u56', 7
+
+-- Work bounds per call, so a huge line never blocks Redis for long: a tick
+-- admits or drops at most BATCH visitors from the head, removes at most
+-- BATCH expired sessions, and sweeps SWEEP entries of K_SEEN for the
+-- abandoned; K_SEEN is trimmed once REBASE entries before the line's head
+-- are dead.
+local BATCH, SWEEP, REBASE = 1000, 4096, 4096
+
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- excl is an exclusive score bound.
+local function excl(x)
+  return string.format('(%d', x)
+end
+
+local function seenIndex(i)
+  return string.format('#%d', i)
+end
+
+-- limits reads the ARGV block decide.lua and admit.lua share (store.go,
+-- limitArgs): key lifetimes in milliseconds, then the room's limits.
+local function limits()
+  return {
+    dataTTL = tonumber(ARGV[1]), metaTTL = tonumber(ARGV[2]),
+    max = tonumber(ARGV[3]), rateN = tonumber(ARGV[4]), ratePer = tonumber(ARGV[5]),
+    burst = tonumber(ARGV[6]), ttl = tonumber(ARGV[7]), renew = tonumber(ARGV[8]),
+    abandon = tonumber(ARGV[9]), grace = tonumber(ARGV[10]),
+  }
+end
+
+-- room reads the counter's fields: seed is nil for a room never joined
+-- (or whose data is gone); base is the ticket of K_SEEN's entry 0; grace is
+-- the end of the recovery grace, nil until a restore starts it.
+local function room()
+  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'ttl')
+  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
+end
+
+-- keep makes keys outlive the room's last activity by ttl, so a room nobody
+-- uses any more disappears by itself. A key is refreshed once half its time
+-- is gone, not on every call: fewer writes to replicate.
+local function keep(ttl, ...)
+  for _, key in ipairs({...}) do
+    local left = redis.call('PTTL', key)
+    if left == -1 or (left >= 0 and left < ttl / 2) then
+      redis.call('PEXPIRE', key, ttl)
+    end
+  end
+end
+
+-- own reports whether ticket t was issued by this incarnation of the
+-- counter, not restored from an earlier one.
+local function own(t, seed)
+  return seed ~= nil and t >= seed
+end
+
+-- Where a waiting visitor's last poll is kept: tickets from base on (all of
+-- this incarnation's that wait: base never passes the line's oldest one)
+-- have an entry in K_SEEN at ticket - base, a few bytes each; restored
+-- tickets, below the seed and scattered, go in the K_RSEEN sorted set.
+-- Deciding by base rather than by seed means no index is ever negative.
+local function indexed(t, base)
+  return base ~= nil and t >= base
+end
+
+-- drop takes a visitor out of line. Its K_SEEN entry is cleared only where
+-- the string reaches, so this never grows it.
+local function drop(id, t, base)
+  redis.call('ZREM', K_QUEUE, id)
+  if not indexed(t, base) then
+    redis.call('ZREM', K_RSEEN, id)
+  elseif (t - base + 1) * SEEN_BYTES <= redis.call('STRLEN', K_SEEN) then
+    redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(t - base), 0)
+  end
+end
+
+-- live counts the sessions that have not run out; a session is over at its
+-- expiry instant.
+local function live(now)
+  return redis.call('ZCOUNT', K_ACTIVE, excl(now), '+inf')
+end
+
+-- The admission token bucket: refill reads it once and adds what the time
+-- since the last refill earned, take spends from the copy, save writes it
+-- back. An absent bucket is full. An unlimited rate never touches it.
+local function refill(now, L)
+  if L.rateN <= 0 then
+    return nil
+  end
+  local b = redis.call('HMGET', K_BUCKET, 'tokens', 'last')
+  local tokens, last = tonumber(b[1]), tonumber(b[2])
+  if not tokens or not last then
+    tokens, last = L.burst, now
+  end
+  if now > last then
+    -- The product first: whole tokens come out exact.
+    tokens = math.min(L.burst, tokens + (now - last) * L.rateN / L.ratePer)
+    last = now
+  else
+    -- A clock that stepped back earns nothing; the burst may have shrunk.
+    tokens = math.min(L.burst, tokens)
+  end
+  return {tokens = tokens, last = last}
+end
+
+local function take(b)
+  if b == nil then
+    return true
+  end
+  if b.tokens < 1 then
+    return false
+  end
+  b.tokens = b.tokens - 1
+  return true
+end
+
+local function save(b, L)
+  if b ~= nil then
+    redis.call('HSET', K_BUCKET, 'tokens', b.tokens, 'last', b.last)
+    keep(L.dataTTL, K_BUCKET)
+  end
+end
+
+-- counted records n admissions in the current second; K_MINUTE holds one
+-- field per second of the last minute.
+local function counted(now, n, ttl)
+  if n <= 0 then
+    return
+  end
+  local sec = math.floor(now / 1000000)
+  if redis.call('HINCRBY', K_MINUTE, sec, n) == n then
+    -- A new second: forget those that left the minute.
+    for _, f in ipairs(redis.call('HKEYS', K_MINUTE)) do
+      if tonumber(f) <= sec - 60 then
+        redis.call('HDEL', K_MINUTE, f)
+      end
+    end
+  end
+  keep(ttl, K_MINUTE)
+end
+
+-- admit gives the visitor a session of L.ttl from now.
+local function admit(id, now, L)
+  local untilUs = now + L.ttl
+  redis.call('ZADD', K_ACTIVE, untilUs, id)
+  return untilUs
+end
+
+-- bump adds to the running totals.
+local function bump(field, n, ttl)
+  if n > 0 then
+    redis.call('HINCRBY', K_STATS, field, n)
+    keep(ttl, K_STATS)
+  end
+end

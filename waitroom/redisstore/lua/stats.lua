@@ -1,0 +1,39 @@
+#!lua flags=no-writes
+-- stats.lua: Store.Stats, one consistent snapshot. It writes nothing (the
+-- flag above lets it run even when Redis refuses writes), so sessions that
+-- ran out but were not removed yet are counted as expired here. KEYS as in
+-- common.lua. Reply: {waiting, active, admitted in the last minute, measured
+-- over (microseconds), joined, admitted, released, expired, abandoned}.
+
+local K_META, K_QUEUE, K_ACTIVE, K_STATS, K_MINUTE = KEYS[1], KEYS[2], KEYS[5], KEYS[7], KEYS[8]
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local sec = tonumber(t[1])
+local nowBound = string.format('%d', now)
+
+local seed = tonumber(redis.call('HGET', K_META, 'seed'))
+local measured = 0
+if seed then
+  measured = math.max(0, math.min(60000000, now - seed))
+end
+
+local minute = 0
+local counts = redis.call('HGETALL', K_MINUTE)
+for i = 1, #counts, 2 do
+  if tonumber(counts[i]) > sec - 60 then
+    minute = minute + tonumber(counts[i + 1])
+  end
+end
+
+local totals = redis.call('HMGET', K_STATS, 'joined', 'admitted', 'released', 'expired', 'abandoned')
+for i = 1, 5 do
+  totals[i] = tonumber(totals[i]) or 0
+end
+local lapsed = redis.call('ZCOUNT', K_ACTIVE, '-inf', nowBound)
+return {
+  redis.call('ZCARD', K_QUEUE),
+  redis.call('ZCOUNT', K_ACTIVE, '(' .. nowBound, '+inf'),
+  minute, measured,
+  totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
+}

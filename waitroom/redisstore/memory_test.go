@@ -1,0 +1,99 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+)
+
+// TestMemory_PerWaitingVisitor puts 100,000 visitors with real-sized ids
+// in line and weighs the room's keys with MEMORY USAGE (every element
+// counted, SAMPLES 0) and the server's used_memory. The target is 150 bytes
+// a visitor; see doc.go for where they go.
+func TestMemory_PerWaitingVisitor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping 100,000 joins in -short mode")
+	}
+	const n = 100_000
+	srv := redistest.Start(t) // its own server: used_memory must see nothing else
+	client := srv.Client()
+	ctx := context.Background()
+	s := New(client, WithKeyPrefix("mem"))
+	lim := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: 2 * time.Minute}
+	if _, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: "warm-up"}, true); err != nil {
+		t.Fatal(err) // creates the room and loads the script
+	}
+	before := usedMemory(t, client)
+	keys := s.cache.keys(s.prefix, "concert")
+	base := s.cache.limitArgs(lim)
+	// Pipelined, 1000 joins a round trip: the same script calls as Decide
+	// makes, without 100,000 round trips.
+	for done := 1; done < n; {
+		pipe := client.Pipeline()
+		for ; done < n && pipe.Len() < 1000; done++ {
+			args := append(append([]any{}, base...), newID(), 0, 1)
+			pipe.EvalSha(ctx, decideScript.Hash(), keys, args...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := s.Stats(ctx, "concert")
+	if err != nil || st.Waiting != n {
+		t.Fatalf("stats %+v, %v; want %d waiting", st, err, n)
+	}
+	var total int64
+	var parts []string
+	for _, k := range keys {
+		b, err := client.MemoryUsage(ctx, k, 0).Result()
+		if err == redis.Nil {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += b
+		parts = append(parts, k[strings.LastIndexByte(k, ':')+1:]+" "+strconv.FormatInt(b, 10))
+	}
+	used := usedMemory(t, client) - before
+	per := float64(total) / n
+	t.Logf("%d waiting: MEMORY USAGE %d bytes (%s), %.1f bytes a visitor; used_memory grew %d, %.1f a visitor",
+		n, total, strings.Join(parts, ", "), per, used, float64(used)/n)
+	if per > 150 {
+		t.Errorf("%.1f bytes a waiting visitor, want at most 150", per)
+	}
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func usedMemory(tb testing.TB, client redis.UniversalClient) int64 {
+	tb.Helper()
+	info, err := client.Info(context.Background(), "memory").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return n
+		}
+	}
+	tb.Fatal("INFO memory without used_memory")
+	return 0
+}

@@ -1,0 +1,101 @@
+package redisstore
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+func TestReplyInts_MalformedRepliesNameTheScript(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		reply any
+		want  string // the whole error; "" for none
+	}{
+		{"three integers", []any{int64(1), int64(0), int64(2)}, ""},
+		{"not an array", "OK", "admit.lua: reply: want an array of 3 integers, got string"},
+		{"nil", nil, "admit.lua: reply: want an array of 3 integers, got nil"},
+		{"too short", []any{int64(1), int64(2)}, "admit.lua: reply: want 3 elements, got 2"},
+		{"too long", []any{int64(1), int64(2), int64(3), int64(4)}, "admit.lua: reply: want 3 elements, got 4"},
+		{"a string", []any{"1", int64(0), int64(0)}, "admit.lua: reply[1]: want int64, got string"},
+		{"a nil", []any{int64(1), nil, int64(0)}, "admit.lua: reply[2]: want int64, got nil"},
+		{"a nested array", []any{int64(1), int64(0), []any{}}, "admit.lua: reply[3]: want int64, got array"},
+		{"a float", []any{int64(1), 0.5, int64(0)}, "admit.lua: reply[2]: want int64, got float64"},
+		{"an error", []any{int64(1), int64(0), redis.ErrNoScript}, "admit.lua: reply[3]: want int64, got error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var dst [3]int64
+			err := replyInts("admit.lua", tc.reply, dst[:])
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecision_ReadsEveryState(t *testing.T) {
+	t.Parallel()
+	until := time.UnixMicro(1_795_000_000_123_456)
+	tests := []struct {
+		reply [7]int64
+		want  waitroom.Decision
+		err   string
+	}{
+		{[7]int64{0, 0, 0, 0, 0, 0, 0}, waitroom.Decision{}, ""},
+		{[7]int64{1, 42, 3, 9, 0, 1, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 42, Position: 3, Waiting: 9, Joined: true}, ""},
+		{[7]int64{2, 0, 0, 0, until.UnixMicro(), 0, 1}, waitroom.Decision{State: waitroom.StateAdmitted, Until: until, Renewed: true}, ""},
+		{[7]int64{7}, waitroom.Decision{}, "decide.lua: reply[1]: want a state 0, 1 or 2, got 7"},
+	}
+	for _, tc := range tests {
+		d, err := decision(tc.reply)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("reply %v: error %v, want %q", tc.reply, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || d.State != tc.want.State || d.Ticket != tc.want.Ticket || d.Position != tc.want.Position ||
+			d.Waiting != tc.want.Waiting || !d.Until.Equal(tc.want.Until) || d.Joined != tc.want.Joined || d.Renewed != tc.want.Renewed {
+			t.Errorf("reply %v: %+v, %v; want %+v", tc.reply, d, err, tc.want)
+		}
+	}
+}
+
+func TestUnavailableError_IsErrUnavailableAndKeepsTheCause(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("dial unix /x: connect: connection refused")
+	err := unavailable(cause)
+	if !errors.Is(err, waitroom.ErrUnavailable) || !errors.Is(err, cause) || errors.Is(err, waitroom.ErrClosed) {
+		t.Errorf("errors.Is: unavailable %t, cause %t, closed %t", errors.Is(err, waitroom.ErrUnavailable), errors.Is(err, cause), errors.Is(err, waitroom.ErrClosed))
+	}
+	if err.Error() != cause.Error() {
+		t.Errorf("message %q, want the cause's alone", err)
+	}
+}
+
+// TestScripts_ShareCommonAndKeepTheirVerb: the scripts that change a room
+// start with common.lua; stats.lua starts with its flags line, which Redis
+// reads only as the first line.
+func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
+	t.Parallel()
+	for _, sc := range []script{decideScript, admitScript, releaseScript} {
+		src := mustRead(sc.name)
+		if !strings.HasPrefix(src, "-- "+sc.name+": Store.") {
+			t.Errorf("%s does not say which Store method runs it", sc.name)
+		}
+	}
+	if src := mustRead("stats.lua"); !strings.HasPrefix(src, "#!lua flags=no-writes\n") {
+		t.Errorf("stats.lua must start with its flags line")
+	}
+}

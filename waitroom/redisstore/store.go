@@ -1,0 +1,204 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// Store is the Redis waitroom.Store, safe for concurrent use. Any number of
+// Stores, in any number of processes, may share one Redis: every change is
+// one script that Redis runs atomically on its own clock.
+type Store struct {
+	client redis.UniversalClient
+	prefix string
+	owned  bool // Close closes the client
+	closed atomic.Bool
+	cache  cache
+}
+
+var _ waitroom.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithKeyPrefix sets the prefix of every key (default "wr"): room R lives
+// in keys "{<prefix>:R}:…". Gateways that share a line must share it; rooms
+// of different deployments on one Redis need different ones.
+func WithKeyPrefix(prefix string) Option {
+	return func(s *Store) { s.prefix = prefix }
+}
+
+// New returns a store on client. The caller keeps the client: Close leaves
+// it open, since it may serve other things. Use Open to have the store
+// create and own its client.
+func New(client redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{client: client, prefix: DefaultKeyPrefix}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Open connects as cfg says (see NewClient) and returns a store that owns
+// the client: Close closes it. cfg.KeyPrefix applies, then opts.
+func Open(cfg Config, opts ...Option) (*Store, error) {
+	client, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := New(client, append([]Option{WithKeyPrefix(cfg.KeyPrefix)}, opts...)...)
+	s.owned = true
+	return s, nil
+}
+
+// Decide implements waitroom.Store in one round trip (decide.lua). Errors:
+// waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
+	base := s.cache.limitArgs(lim)
+	args := make([]any, len(base), len(base)+3)
+	copy(args, base)
+	args = append(args, v.ID, v.Ticket, flag(join))
+	var r [7]int64
+	if err := s.run(ctx, decideScript, room, args, r[:]); err != nil {
+		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, err)
+	}
+	d, err := decision(r)
+	if err != nil {
+		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, unavailable(err))
+	}
+	return d, nil
+}
+
+// decision reads decide.lua's reply.
+func decision(r [7]int64) (waitroom.Decision, error) {
+	switch waitroom.State(r[0]) {
+	case waitroom.StateNone:
+		return waitroom.Decision{}, nil
+	case waitroom.StateWaiting:
+		return waitroom.Decision{State: waitroom.StateWaiting, Ticket: r[1], Position: r[2], Waiting: r[3], Joined: r[5] == 1}, nil
+	case waitroom.StateAdmitted:
+		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: r[1], Until: time.UnixMicro(r[4]),
+			Joined: r[5] == 1, Renewed: r[6] == 1}, nil
+	}
+	return waitroom.Decision{}, fmt.Errorf("%s: reply[1]: want a state 0, 1 or 2, got %d", decideScript.name, r[0])
+}
+
+// Admit implements waitroom.Store (admit.lua). A tick does a bounded amount
+// of work, so a huge line is pruned over several ticks; see doc.go. Errors:
+// waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
+	var r [3]int64
+	if err := s.run(ctx, admitScript, room, s.cache.limitArgs(lim), r[:]); err != nil {
+		return waitroom.Admitted{}, fmt.Errorf("admitting room %q: %w", room, err)
+	}
+	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, nil
+}
+
+// Release implements waitroom.Store (release.lua). Errors:
+// waitroom.ErrNotFound, waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's
+// error.
+func (s *Store) Release(ctx context.Context, room, visitor string) error {
+	var r [1]int64
+	if err := s.run(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
+		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
+	}
+	if r[0] == 0 {
+		return waitroom.ErrNotFound
+	}
+	return nil
+}
+
+// Stats implements waitroom.Store with one read-only script, so the numbers
+// are one snapshot and balance. A room never used reads as empty. Errors:
+// waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
+	var r [9]int64
+	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
+		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
+	}
+	return waitroom.Stats{
+		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
+		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
+	}, nil
+}
+
+// Ping implements waitroom.Store. Errors: waitroom.ErrUnavailable,
+// waitroom.ErrClosed, ctx's error.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	if err := s.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("pinging redis: %w", s.failure(ctx, err))
+	}
+	return nil
+}
+
+// Close makes later calls return waitroom.ErrClosed, and closes the client
+// if the store owns it (Open). Closing twice is harmless.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) || !s.owned {
+		return nil
+	}
+	return s.client.Close()
+}
+
+// run runs a script on the room's keys and reads its integer reply into dst.
+func (s *Store) run(ctx context.Context, sc script, room string, args []any, dst []int64) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	reply, err := sc.Run(ctx, s.client, s.cache.keys(s.prefix, room), args...).Result()
+	if err != nil {
+		return fmt.Errorf("running %s: %w", sc.name, s.failure(ctx, err))
+	}
+	if err := replyInts(sc.name, reply, dst); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+func (s *Store) ready(ctx context.Context) error {
+	if s.closed.Load() {
+		return waitroom.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// failure sorts an error from the client: the store or its client closed,
+// the caller gave up, or Redis could not serve (down, slow, failing over,
+// out of memory, or a script error), which the gate treats alike.
+func (s *Store) failure(ctx context.Context, err error) error {
+	switch {
+	case s.closed.Load() || errors.Is(err, redis.ErrClosed):
+		return waitroom.ErrClosed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return unavailable(err)
+}
+
+// unavailableError is an error that errors.Is takes for
+// waitroom.ErrUnavailable, without saying "store unavailable" in the
+// message on top of what went wrong.
+type unavailableError struct{ err error }
+
+func unavailable(err error) error { return &unavailableError{err} }
+
+func (e *unavailableError) Error() string        { return e.err.Error() }
+func (e *unavailableError) Unwrap() error        { return e.err }
+func (e *unavailableError) Is(target error) bool { return target == waitroom.ErrUnavailable }
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
