@@ -139,6 +139,8 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 // visitor is who the store is asked about. A ticket whose admission has run
 // out (a finished session) gives up its number: after a restart of the
 // store, only places still held may be put back, not sessions long served.
+// One whose admission still runs says until when, so a store that lost its
+// data lets it back inside rather than into line.
 func (g *Gate) visitor(room string, p Presented) Visitor {
 	if !p.Valid {
 		id := NewVisitorID()
@@ -148,7 +150,10 @@ func (g *Gate) visitor(room string, p Presented) Visitor {
 		return Visitor{ID: id}
 	}
 	v := Visitor{ID: p.Ticket.Visitor, Ticket: p.Ticket.Number}
-	if p.Ticket.Until != 0 && !p.Ticket.Admitted(g.now()) {
+	switch {
+	case p.Ticket.Admitted(g.now()):
+		v.Until = time.Unix(p.Ticket.Until, 0)
+	case p.Ticket.Until != 0:
 		v.Ticket = 0
 	}
 	return v

@@ -47,6 +47,10 @@ type Visitor struct {
 	ID string
 	// Ticket is the ticket number the visitor's cookie carries; 0 for none.
 	Ticket int64
+	// Until is when the admission the cookie carries runs out; zero while
+	// waiting. A store that lost its data puts such a visitor back inside,
+	// not in line (see Decide).
+	Until time.Time
 }
 
 // Decision is the store's answer for one visitor.
@@ -124,15 +128,21 @@ type Store interface {
 	// ticket at the back of the line, or at the place its ticket gives when the
 	// ticket predates the store's data (see the package comment; each visitor
 	// is restored at most once per incarnation of the store, so a restored
-	// place cannot be retaken again and again). Joining is idempotent.
-	// Errors: ErrUnavailable, ErrClosed.
+	// place cannot be retaken again and again). A restored visitor whose
+	// v.Until is still ahead was inside when the data was lost: it goes back
+	// inside until then (at most SessionTTL from now), taking no token, if
+	// MaxActive allows, and into line at its ticket otherwise. Joining is
+	// idempotent. Errors: ErrUnavailable, ErrClosed.
 	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then
 	// move visitors from the head of the line into the active set while
 	// MaxActive and the token bucket allow, dropping those who stopped
-	// polling (during a RecoveryGrace, only restored tickets go in). The
-	// counts are what this call did. Errors: ErrUnavailable, ErrClosed.
+	// polling (during a RecoveryGrace, only restored tickets go in). A visitor
+	// let in by a tick gets a first session of min(SessionTTL, AbandonAfter),
+	// which its first request slides to the full SessionTTL: an admission
+	// nobody comes to use frees its slot as soon as an abandoned place would.
+	// The counts are what this call did. Errors: ErrUnavailable, ErrClosed.
 	Admit(ctx context.Context, room string, lim Limits) (Admitted, error)
 
 	// Release ends the visitor's session or gives up its place in line.

@@ -187,6 +187,10 @@ func TestRedis_StoppedMidRun(t *testing.T) {
 				s := waiting.getJSON("/events/1").state()
 				return s == "waiting" || s == "admitted"
 			})
+			// Redis came back empty: the visitor who was inside stays inside.
+			if r := inside.get("/events/4"); r.body != "site:/events/4" {
+				t.Fatalf("admitted visitor after Redis restarted empty: %d %q", r.status, r.body)
+			}
 			if strings.Contains(strings.Join(up.paths, ","), "/events/1,/events/1") {
 				t.Fatalf("the waiting visitor reached the site during the outage: %v", up.paths)
 			}

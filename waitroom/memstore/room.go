@@ -109,12 +109,18 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 // join gives an unknown visitor a session at once when nobody waits and both
 // limits allow, and a place in line otherwise.
 func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
-	ticket := r.ticketFor(v, now, lim)
+	ticket, restored := r.ticketFor(v, now, lim)
 	r.totals.Joined++
+	if restored && v.Until.After(now) && r.active.len() < lim.MaxActive {
+		// Inside when the data was lost: back inside, no token, no new
+		// admission to count.
+		s := r.active.add(v.ID, ticket, minTime(v.Until, now.Add(lim.SessionTTL)))
+		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
+	}
 	if !r.inGrace(now) && r.line.len() == 0 && r.active.len() < lim.MaxActive {
 		r.bucket.refill(now, lim)
 		if r.bucket.take(lim) {
-			s := r.admit(v.ID, ticket, now, lim)
+			s := r.admit(v.ID, ticket, now, lim.SessionTTL)
 			return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
 		}
 	}
@@ -128,19 +134,26 @@ func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wait
 // ticketFor is the ticket of a visitor who joins: the one its cookie carries
 // when that predates the room's seed (a place held before the store lost its
 // data) and was not restored already, otherwise the next number. The first
-// restore starts the recovery grace.
-func (r *room) ticketFor(v waitroom.Visitor, now time.Time, lim waitroom.Limits) int64 {
+// restore starts the recovery grace. restored reports the first case.
+func (r *room) ticketFor(v waitroom.Visitor, now time.Time, lim waitroom.Limits) (ticket int64, restored bool) {
 	if v.Ticket > 0 && v.Ticket < r.seed {
 		if _, again := r.restored[v.ID]; !again {
 			r.restored[v.ID] = struct{}{}
 			if r.graceUntil.IsZero() && lim.RecoveryGrace > 0 {
 				r.graceUntil = now.Add(lim.RecoveryGrace)
 			}
-			return v.Ticket
+			return v.Ticket, true
 		}
 	}
 	r.seq++
-	return r.seq
+	return r.seq, false
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // inGrace reports whether the recovery grace runs: the store lost its data
@@ -150,10 +163,19 @@ func (r *room) inGrace(now time.Time) bool {
 	return now.Before(r.graceUntil)
 }
 
-func (r *room) admit(id string, ticket int64, now time.Time, lim waitroom.Limits) *session {
+func (r *room) admit(id string, ticket int64, now time.Time, d time.Duration) *session {
 	r.totals.AdmittedTotal++
 	r.minute.add(now)
-	return r.active.add(id, ticket, now.Add(lim.SessionTTL))
+	return r.active.add(id, ticket, now.Add(d))
+}
+
+// firstSession is the session a tick gives: short enough that a visitor who
+// never comes to use it frees the slot as soon as an abandoned place would.
+func firstSession(lim waitroom.Limits) time.Duration {
+	if lim.AbandonAfter > 0 && lim.AbandonAfter < lim.SessionTTL {
+		return lim.AbandonAfter
+	}
+	return lim.SessionTTL
 }
 
 // tick is one admission round; the order of its steps is the contract's:
@@ -173,7 +195,7 @@ func (r *room) tick(now time.Time, lim waitroom.Limits) waitroom.Admitted {
 	for w := r.line.front(); w != nil && !(grace && w.ticket >= r.seed) &&
 		r.active.len() < lim.MaxActive && r.bucket.take(lim); w = r.line.front() {
 		r.drop(w)
-		r.admit(w.id, w.ticket, now, lim)
+		r.admit(w.id, w.ticket, now, firstSession(lim))
 		a.Admitted++
 	}
 	return a

@@ -62,9 +62,13 @@ func Open(cfg Config, opts ...Option) (*Store, error) {
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
 	base := s.cache.limitArgs(lim)
-	args := make([]any, len(base), len(base)+3)
+	args := make([]any, len(base), len(base)+4)
 	copy(args, base)
-	args = append(args, v.ID, v.Ticket, flag(join))
+	var until int64
+	if !v.Until.IsZero() {
+		until = v.Until.UnixMicro()
+	}
+	args = append(args, v.ID, v.Ticket, flag(join), until)
 	var r [7]int64
 	if err := s.run(ctx, decideScript, room, args, r[:]); err != nil {
 		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, err)

@@ -59,6 +59,8 @@ var cases = []testCase{
 	{"SlidingRenewal", many, testSlidingRenewal},
 	{"Restore", many, testRestore},
 	{"RecoveryGrace", many, testRecoveryGrace},
+	{"ShortUntilUsed", many, testShortUntilUsed},
+	{"RestoreInside", many, testRestoreInside},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},
 	{"Conservation", many, testConservation},
 	{"AdmittedLastMinute", many, testAdmittedLastMinute},

@@ -101,6 +101,13 @@ local function rebase()
   redis.call('HSET', K_META, 'base', base + shift, 'sweep', math.max(0, from - shift))
 end
 
+-- A tick's session is short until used (Store.Admit): a visitor who never
+-- comes to use it frees the slot as soon as an abandoned place would.
+local first = L.ttl
+if L.abandon > 0 and L.abandon < L.ttl then
+  first = L.abandon
+end
+
 local expired = expire()
 local abandoned, admitted = 0, 0
 local cutoff = nil
@@ -130,7 +137,7 @@ if inside < L.max and redis.call('ZCARD', K_QUEUE) > 0 then
       break
     else
       drop(id, t, base)
-      admit(id, now, L)
+      admit(id, now, first)
       inside = inside + 1
       admitted = admitted + 1
     end

@@ -158,9 +158,9 @@ local function counted(now, n, ttl)
   keep(ttl, K_MINUTE)
 end
 
--- admit gives the visitor a session of L.ttl from now.
-local function admit(id, now, L)
-  local untilUs = now + L.ttl
+-- admit gives the visitor a session of dur microseconds from now.
+local function admit(id, now, dur)
+  local untilUs = now + dur
   redis.call('ZADD', K_ACTIVE, untilUs, id)
   return untilUs
 end

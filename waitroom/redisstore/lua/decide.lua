@@ -1,10 +1,11 @@
 -- decide.lua: Store.Decide. ARGV: the limits block (common.lua), then the
--- visitor's id, the ticket its cookie carries (0 for none) and join (1/0).
+-- visitor's id, the ticket its cookie carries (0 for none), join (1/0) and
+-- the end of the admission its cookie carries in microseconds (0 for none).
 -- Reply: {state (0 none, 1 waiting, 2 admitted), ticket, position, waiting,
 -- session end in microseconds, joined (1/0), renewed (1/0)}.
 
 local L = limits()
-local ID, TICKET, JOIN = ARGV[11], tonumber(ARGV[12]), ARGV[13] == '1'
+local ID, TICKET, JOIN, UNTIL = ARGV[11], tonumber(ARGV[12]), ARGV[13] == '1', tonumber(ARGV[14])
 local now = clock()
 
 -- touch records a poll of a waiting visitor (see indexed in common.lua).
@@ -29,7 +30,7 @@ local untilUs = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
 if untilUs and untilUs > now then
   local renewed = 0
   if untilUs - now < L.ttl - L.renew then
-    untilUs = admit(ID, now, L)
+    untilUs = admit(ID, now, L.ttl)
     keep(L.dataTTL, K_ACTIVE)
     renewed = 1
   end
@@ -57,11 +58,11 @@ if not seed then
   redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0)
 end
 keep(L.metaTTL, K_META)
-local ticket
+local ticket, restored = nil, false
 if TICKET > 0 and TICKET < seed and redis.call('SADD', K_RESTORED, ID) == 1 then
   -- A place held before the data was lost: back to it, once; the first
   -- such return starts the recovery grace.
-  ticket = TICKET
+  ticket, restored = TICKET, true
   keep(L.metaTTL, K_RESTORED)
   if grace == nil and L.grace > 0 then
     grace = now + L.grace
@@ -72,6 +73,15 @@ else
 end
 bump('joined', 1, L.dataTTL)
 
+if restored and UNTIL > now and live(now) < L.max then
+  -- Inside when the data was lost: back inside until its admission ends,
+  -- taking no token and counting no new admission.
+  local u = math.min(UNTIL, now + L.ttl)
+  redis.call('ZADD', K_ACTIVE, u, ID)
+  keep(L.dataTTL, K_ACTIVE)
+  return {2, ticket, 0, 0, u, 1, 0}
+end
+
 local empty = redis.call('ZCARD', K_QUEUE) == 0
 local held = grace ~= nil and now < grace
 if empty and not held and live(now) < L.max then
@@ -79,7 +89,7 @@ if empty and not held and live(now) < L.max then
   local ok = take(b)
   save(b, L)
   if ok then
-    local u = admit(ID, now, L)
+    local u = admit(ID, now, L.ttl)
     keep(L.dataTTL, K_ACTIVE)
     bump('admitted', 1, L.dataTTL)
     counted(now, 1, L.dataTTL)
