@@ -130,9 +130,12 @@ type Store interface {
 	// is restored at most once per incarnation of the store, so a restored
 	// place cannot be retaken again and again). A restored visitor whose
 	// v.Until is still ahead was inside when the data was lost: it goes back
-	// inside until then (at most SessionTTL from now), taking no token, if
-	// MaxActive allows, and into line at its ticket otherwise. Joining is
-	// idempotent. Errors: ErrUnavailable, ErrClosed.
+	// inside until then (at most SessionTTL from now), taking no token and
+	// whatever the active count: it held one of the room's slots all along,
+	// and throwing it out mid-checkout because a tick gave its slot away after
+	// the loss would be worse than a room briefly over MaxActive, by at most
+	// the number who were inside. Joining is idempotent. Errors:
+	// ErrUnavailable, ErrClosed.
 	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then

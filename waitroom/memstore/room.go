@@ -111,9 +111,9 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
 	ticket, restored := r.ticketFor(v, now, lim)
 	r.totals.Joined++
-	if restored && v.Until.After(now) && r.active.len() < lim.MaxActive {
+	if restored && v.Until.After(now) {
 		// Inside when the data was lost: back inside, no token, no new
-		// admission to count.
+		// admission to count, even over MaxActive (see Store.Decide).
 		s := r.active.add(v.ID, ticket, minTime(v.Until, now.Add(lim.SessionTTL)))
 		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
 	}

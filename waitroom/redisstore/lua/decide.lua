@@ -73,9 +73,10 @@ else
 end
 bump('joined', 1, L.dataTTL)
 
-if restored and UNTIL > now and live(now) < L.max then
+if restored and UNTIL > now then
   -- Inside when the data was lost: back inside until its admission ends,
-  -- taking no token and counting no new admission.
+  -- taking no token and counting no new admission, even over the room's
+  -- limit (Store.Decide says why).
   local u = math.min(UNTIL, now + L.ttl)
   redis.call('ZADD', K_ACTIVE, u, ID)
   keep(L.dataTTL, K_ACTIVE)
