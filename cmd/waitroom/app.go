@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -37,7 +38,7 @@ type App struct {
 // listener, so Addr is known before Run.
 func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, shutdown: mustDuration(cfg.Server.ShutdownTimeout)}
-	store, err := openStore(cfg.Store)
+	store, err := openStore(cfg.Store, log)
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +65,11 @@ func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
 
 // openStore opens the store the configuration names. A Redis that does not
 // answer yet is not an error: the gate follows store.on_error until it does.
-func openStore(c StoreConfig) (waitroom.Store, error) {
+func openStore(c StoreConfig, log *zap.Logger) (waitroom.Store, error) {
 	if c.Kind != "redis" {
 		return memstore.New(), nil
 	}
+	redis.SetLogger(redisLog{log.Named("redis")})
 	s, err := redisstore.Open(c.Redis)
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -58,4 +59,15 @@ func redactAll(in []string) []string {
 		out[i] = redacted
 	}
 	return out
+}
+
+// redisLog takes go-redis' own messages (a pool that cannot dial, say) to
+// zap at debug: the gate already logs an outage once, when it starts and
+// when it ends, and a down Redis must not write a line per request.
+type redisLog struct{ log *zap.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	if ce := l.log.Check(zap.DebugLevel, "go-redis"); ce != nil {
+		ce.Write(zap.String("message", fmt.Sprintf(format, v...)))
+	}
 }
