@@ -59,7 +59,17 @@ func (a *Admitter) Tick(ctx context.Context) {
 	tctx, cancel := context.WithTimeout(ctx, a.ln.room.Tick)
 	defer cancel()
 	start := time.Now()
-	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, a.ln.room.Limits)
+	// The override comes from the store every tick, so a change made
+	// through any instance applies on every instance within one tick.
+	o, err := a.gate.store.Override(tctx, a.ln.room.Name)
+	if err != nil {
+		if ctx.Err() == nil {
+			a.gate.storeDown(err)
+		}
+		return
+	}
+	a.ln.setOverride(o)
+	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, a.ln.limits())
 	if err != nil {
 		if ctx.Err() == nil { // not a shutdown
 			a.gate.storeDown(err)
@@ -80,13 +90,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	a.gate.storeBack()
 	a.ln.stats.Store(&st)
-}
-
-// Stats returns the room's latest snapshot, as of the last tick.
-func (g *Gate) Stats(room string) (Stats, bool) {
-	ln := g.rooms[room]
-	if ln == nil {
-		return Stats{}, false
-	}
-	return *ln.stats.Load(), true
+	a.ln.hist.add(time.Now(), &st)
+	a.gate.obs.Tick(a.ln.room.Name, res)
+	a.gate.obs.Room(a.ln.room.Name, st)
 }

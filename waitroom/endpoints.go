@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -51,7 +52,7 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		g.resp.Error(w, r, http.StatusMethodNotAllowed)
 		return
 	}
-	ln, returnTo, ok := g.endpointRoom(w, r)
+	ln, returnTo, ok := g.endpointRoom(w, r, true)
 	if !ok {
 		return
 	}
@@ -61,13 +62,13 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := g.visitor(ln.room.Name, p)
-	d, err := g.store.Decide(r.Context(), ln.room.Name, ln.room.Limits, v, false)
+	d, err := g.store.Decide(r.Context(), ln.room.Name, ln.limits(), v, false)
 	if err != nil {
 		g.statusTrouble(w, r, ln, p.Ticket, returnTo, err)
 		return
 	}
 	g.storeBack()
-	if d.State == StateNone {
+	if d.State == StateNone && ln.eff.Load().Mode != ModeReject {
 		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
 		return
 	}
@@ -99,7 +100,7 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		g.resp.Error(w, r, http.StatusForbidden)
 		return
 	}
-	ln, returnTo, ok := g.endpointRoom(w, r)
+	ln, returnTo, ok := g.endpointRoom(w, r, false)
 	if !ok {
 		return
 	}
@@ -107,7 +108,7 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	p := g.tickets.Read(r, ln.room.Name)
 	if p.Valid {
 		tk := p.Ticket
-		err := g.store.Release(r.Context(), ln.room.Name, tk.Visitor)
+		err := g.Release(r.Context(), ln.room.Name, tk.Visitor, "leave")
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			g.log.Warn("releasing visitor", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor), zap.Error(err))
 			g.resp.Error(w, r, http.StatusServiceUnavailable)
@@ -136,7 +137,9 @@ func crossSite(r *http.Request) bool {
 // endpointRoom finds the room a visitor endpoint is about: ?room=, else the
 // route the Referer points into, else the only ticket the visitor holds.
 // It answers the request itself when it cannot tell or return_to is unsafe.
-func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request) (*line, string, bool) {
+// A status poll for a room that no longer exists (a reload removed it) is
+// told "closed", so its page says so rather than failing.
+func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool) (*line, string, bool) {
 	q := r.URL.Query()
 	returnTo, ok := SafeReturnTo(q.Get("return_to"))
 	if !ok {
@@ -148,11 +151,15 @@ func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request) (*line, stri
 		name = g.guessRoom(r)
 	}
 	ln := g.rooms[name]
-	if ln == nil {
+	switch {
+	case ln != nil:
+		return ln, returnTo, true
+	case status && name != "":
+		g.resp.Status(w, r, Answer{Room: name, State: "closed", Refresh: 30 * time.Second, ReturnTo: returnTo})
+	default:
 		g.resp.Error(w, r, http.StatusNotFound)
-		return nil, "", false
 	}
-	return ln, returnTo, true
+	return nil, "", false
 }
 
 func (g *Gate) guessRoom(r *http.Request) string {

@@ -57,12 +57,6 @@ const (
 	OnErrorOpen OnError = "open"
 )
 
-// line is a room at run time: its settings and the latest stats.
-type line struct {
-	room  Room
-	stats atomic.Pointer[Stats]
-}
-
 // Gate puts requests for a room in front of its line: identify the visitor
 // from its ticket, ask the store, then proxy or answer.
 type Gate struct {
@@ -78,18 +72,20 @@ type Gate struct {
 	// RoomOf names the room a Referer URL points into; used by the visitor
 	// endpoints when the request does not say. Optional.
 	RoomOf func(r *http.Request, refererPath string) string
+	obs    Observer
 }
+
+// Observe makes obs hear what the gate does; call it before serving.
+func (g *Gate) Observe(obs Observer) { g.obs = obs }
 
 // NewGate builds a gate over the given rooms.
 func NewGate(store Store, tickets *Tickets, resp Responder, rooms []Room, onError OnError, log *zap.Logger) *Gate {
 	g := &Gate{
 		store: store, tickets: tickets, resp: resp, log: log, onError: onError,
-		rooms: make(map[string]*line, len(rooms)), now: time.Now,
+		rooms: make(map[string]*line, len(rooms)), now: time.Now, obs: nopObserver{},
 	}
 	for _, r := range rooms {
-		ln := &line{room: r}
-		ln.stats.Store(&Stats{})
-		g.rooms[r.Name] = ln
+		g.rooms[r.Name] = newLine(r)
 	}
 	return g
 }
@@ -112,14 +108,26 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	}
 	p := g.tickets.Read(r, room)
 	v := g.visitor(room, p)
-	d, err := g.store.Decide(r.Context(), room, ln.room.Limits, v, true)
+	eff := ln.eff.Load()
+	// A closed room (reject) takes nobody new into line; those inside go on.
+	d, err := g.store.Decide(r.Context(), room, eff.Limits, v, eff.Mode != ModeReject)
 	if err != nil {
 		g.storeTrouble(w, r, ln, p, next, err)
 		return
 	}
 	g.storeBack()
-	raw, changed := g.reissue(w, room, v, p, d)
+	if p.Refused {
+		g.obs.TicketRejected("invalid")
+	}
+	raw, changed := p.Raw, false
+	if d.State != StateNone {
+		raw, changed = g.reissue(w, room, v, p, d)
+	}
 	if d.State == StateAdmitted {
+		g.obs.Request(room, "admitted")
+		if d.Joined {
+			g.obs.Admitted(room)
+		}
 		r.Header.Set(VisitorHeader, v.ID)
 		r.Header.Set(RoomHeader, room)
 		if changed {
@@ -128,6 +136,7 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		next.ServeHTTP(w, r)
 		return
 	}
+	g.obs.Request(room, "queued")
 	a := g.answer(ln, d, g.token(p, raw), returnPath(r), startOf(p, d))
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
@@ -229,17 +238,26 @@ func returnPath(r *http.Request) string {
 }
 
 func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64) Answer {
+	eff := ln.eff.Load()
 	a := Answer{
 		Room: ln.room.Name, State: d.State.String(), Decision: d, Refresh: ln.room.Refresh,
 		ReturnTo: returnTo, Token: token, StatusCode: ln.room.StatusCode,
 	}
-	if d.State != StateWaiting {
+	switch {
+	case d.State == StateAdmitted:
 		return a
+	case eff.Mode == ModeReject:
+		a.State, a.Decision = "closed", Decision{}
+		return a
+	case d.State != StateWaiting:
+		return a
+	case eff.Mode == ModePaused:
+		a.State = "paused"
 	}
 	if start > 0 {
 		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
 	}
-	if rate := admissionRate(ln.stats.Load(), ln.room.Limits.AdmitRate); rate > 0 {
+	if rate := admissionRate(ln.stats.Load(), eff.Limits.AdmitRate); rate > 0 && eff.Mode != ModePaused {
 		a.ETA = time.Duration(math.Ceil(float64(d.Position)/rate)) * time.Second
 		a.ETAKnown = true
 	}
@@ -263,6 +281,7 @@ func admissionRate(st *Stats, limit Rate) float64 {
 
 // storeTrouble answers while the store cannot be reached, as store.on_error says.
 func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, p Presented, next http.Handler, err error) {
+	g.obs.Request(ln.room.Name, "error")
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the visitor went away; nothing to answer
 	}
@@ -287,6 +306,8 @@ func (g *Gate) storeTrouble(w http.ResponseWriter, r *http.Request, ln *line, p 
 func (g *Gate) storeDown(err error) {
 	if !g.outage.Swap(true) {
 		g.outages.Add(1)
+		g.obs.Outage()
+		g.obs.StoreUp(false)
 		g.log.Error("store unreachable; following store.on_error", zap.String("on_error", string(g.onError)), zap.Error(err))
 	}
 }
@@ -297,6 +318,7 @@ func (g *Gate) Outages() int64 { return g.outages.Load() }
 // storeBack logs the end of an outage, once.
 func (g *Gate) storeBack() {
 	if g.outage.Load() && g.outage.Swap(false) {
+		g.obs.StoreUp(true)
 		g.log.Info("store reachable again")
 	}
 }

@@ -22,7 +22,7 @@ func (g *Gate) KeepAlive(r *http.Request) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		every := max(ln.room.Limits.RenewInterval(), 10*time.Millisecond)
+		every := max(ln.limits().RenewInterval(), 10*time.Millisecond)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -30,7 +30,7 @@ func (g *Gate) KeepAlive(r *http.Request) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := g.store.Decide(ctx, room, ln.room.Limits, Visitor{ID: id}, false); err != nil && ctx.Err() == nil {
+				if _, err := g.store.Decide(ctx, room, ln.limits(), Visitor{ID: id}, false); err != nil && ctx.Err() == nil {
 					g.log.Warn("renewing a websocket session", zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Error(err))
 				}
 			}

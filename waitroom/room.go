@@ -34,6 +34,9 @@ type RoomConfig struct {
 	Tick string `mapstructure:"tick" yaml:"tick" json:"tick"`
 	// StatusCode is the HTTP status of a waiting answer: 200 (default), 202 or 429.
 	StatusCode int `mapstructure:"status_code" yaml:"status_code" json:"status_code"`
+	// Mode is "fifo" (default), "random", "passthrough", "reject" or
+	// "paused"; the admin API can change it at run time.
+	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
 }
 
 // DefaultRoom returns the defaults every room starts from.
@@ -45,6 +48,7 @@ func DefaultRoom() RoomConfig {
 		AbandonAfter: "2m",
 		Tick:         "1s",
 		StatusCode:   200,
+		Mode:         string(ModeFIFO),
 	}
 }
 
@@ -54,9 +58,12 @@ type Room struct {
 	Limits     Limits
 	Tick       time.Duration
 	StatusCode int
-	// Refresh is how often a waiting visitor asks again; it comes from the
-	// room's page section, which the web package owns.
+	Mode       Mode
+	// Refresh is how often a waiting visitor asks again, and Title the
+	// room's display name; both come from the room's page section, which
+	// the web package owns.
 	Refresh time.Duration
+	Title   string
 }
 
 // Validate reports every problem of the room config, each as "key: rule, got
@@ -112,6 +119,11 @@ func (c RoomConfig) Build(name string) (Room, error) {
 	}
 	if c.RecoveryGrace == "" {
 		r.Limits.RecoveryGrace = r.Limits.AbandonAfter
+	}
+	if m, err := ParseMode(c.Mode); err != nil {
+		bad("mode", "%v", err)
+	} else {
+		r.Mode = m
 	}
 	switch c.StatusCode {
 	case 200, 202, 429:

@@ -115,7 +115,8 @@ type Stats struct {
 	Abandoned     int64
 }
 
-// Store keeps every room's line and active sessions. Implementations are safe
+// Store keeps every room's line and active sessions, and the runtime
+// overrides of its rooms (Overrides). Implementations are safe
 // for concurrent use, and every method is atomic: N gateway instances sharing
 // one store never break the room's limits. Time comes from the store, never
 // from the caller.
@@ -160,6 +161,8 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+
+	Overrides
 }
 
 // Limits are a room's admission limits as a store applies them.
@@ -176,6 +179,10 @@ type Limits struct {
 	// tickets (which stand at the head of the line, as they are older than
 	// every new one). 0 disables the grace.
 	RecoveryGrace time.Duration
+	// Random makes Admit and AdmitN pick waiting visitors at random from the
+	// whole line instead of from its head (mode: random). Immediate
+	// admission is unchanged: it needs an empty line anyway.
+	Random bool
 }
 
 // RenewInterval is how long a session's expiry may lag behind "now +

@@ -11,7 +11,15 @@
 //     looks only at the stale ones, from the front;
 //   - the active sessions in a min-heap by expiry;
 //   - a token bucket for the admission rate and a ring of per-second
-//     counters for the admissions of the last minute.
+//     counters for the admissions of the last minute;
+//   - the runtime override (SetOverride), copied in and out, so callers
+//     never share it with the room.
+//
+// Ticks and AdmitN take the line's head, or with Limits.Random a uniformly
+// random place among those eligible: the skip list's spans find the k-th
+// visitor in O(log n), so a random pick costs what a head pick does. AdmitN
+// runs the tick's loop with a count of its own and without the token
+// bucket; immediate admissions and ticks still spend tokens.
 //
 // Time comes from one clock (WithClock; time.Now by default), read once per
 // call under the room's lock. A clock that steps backwards is taken to stand

@@ -202,6 +202,12 @@ func TestStore_ClosedAndCanceled(t *testing.T) {
 		"Release": func(ctx context.Context) error { return s.Release(ctx, "r", "v") },
 		"Stats":   func(ctx context.Context) error { _, err := s.Stats(ctx, "r"); return err },
 		"Ping":    func(ctx context.Context) error { return s.Ping(ctx) },
+		"AdmitN":  func(ctx context.Context) error { _, err := s.AdmitN(ctx, "r", lim, 1); return err },
+		"SetOverride": func(ctx context.Context) error {
+			return s.SetOverride(ctx, "r", waitroom.Override{Mode: waitroom.ModePaused})
+		},
+		"ClearOverride": func(ctx context.Context) error { return s.ClearOverride(ctx, "r") },
+		"Override":      func(ctx context.Context) error { _, err := s.Override(ctx, "r"); return err },
 	}
 	for name, call := range calls {
 		if err := call(canceled); !errors.Is(err, context.Canceled) {
@@ -210,6 +216,9 @@ func TestStore_ClosedAndCanceled(t *testing.T) {
 	}
 	if st, _ := s.Stats(context.Background(), "r"); st != (waitroom.Stats{}) {
 		t.Errorf("a canceled Decide changed the room: %+v", st)
+	}
+	if o, _ := s.Override(context.Background(), "r"); !o.IsZero() {
+		t.Errorf("a canceled SetOverride changed the room: %+v", o)
 	}
 	if err := s.Ping(context.Background()); err != nil {
 		t.Errorf("Ping: %v", err)

@@ -126,6 +126,35 @@ func (q *queue) rank(w *waiter) int {
 	return 0
 }
 
+// at is the visitor at position k (1 for the front), nil when k is outside
+// 1..len: the spans lead there in O(log n), which is what lets a random
+// admission pick anyone in line without walking to it.
+func (q *queue) at(k int) *waiter {
+	x, rank := &q.head, 0
+	for i := q.level - 1; i >= 0; i-- {
+		for next := x.links[i].next; next != nil && rank+x.links[i].span <= k; next = x.links[i].next {
+			rank += x.links[i].span
+			x = next
+		}
+		if rank == k && x != &q.head {
+			return x
+		}
+	}
+	return nil
+}
+
+// below counts the visitors whose ticket is lower than ticket, in O(log n).
+func (q *queue) below(ticket int64) int {
+	x, rank := &q.head, 0
+	for i := q.level - 1; i >= 0; i-- {
+		for next := x.links[i].next; next != nil && next.ticket < ticket; next = x.links[i].next {
+			rank += x.links[i].span
+			x = next
+		}
+	}
+	return rank
+}
+
 // randomLevel draws a height with P(level > k) = 4^-k: two random bits per
 // level, taken from one draw.
 func randomLevel() int {

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -22,6 +23,16 @@ func checkQueue(t *testing.T, q *queue, want []*waiter) {
 		if r := q.rank(w); r != i+1 {
 			t.Fatalf("rank(ticket %d) = %d, want %d", w.ticket, r, i+1)
 		}
+		if got := q.at(i + 1); got != w {
+			t.Fatalf("at(%d) = %v, want ticket %d", i+1, got, w.ticket)
+		}
+		lower, _ := slices.BinarySearchFunc(want, w.ticket, func(x *waiter, t int64) int { return cmp.Compare(x.ticket, t) })
+		if got := q.below(w.ticket); got != lower {
+			t.Fatalf("below(%d) = %d, want %d", w.ticket, got, lower)
+		}
+	}
+	if q.at(0) != nil || q.at(len(want)+1) != nil {
+		t.Fatalf("at(0) or at(len+1) found a visitor")
 	}
 	for lvl := range q.level {
 		pos := 0

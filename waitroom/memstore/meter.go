@@ -6,15 +6,13 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 )
 
-// bucket is the room's admission token bucket. It starts full when the room
-// is created; an unlimited rate never looks at it.
+// bucket is the room's admission token bucket. The zero bucket is full: it
+// fills at its first refill, as an absent bucket in Redis does, so a room
+// made before anyone used its limits (by SetOverride, say) starts full too.
+// An unlimited rate never looks at it.
 type bucket struct {
 	tokens float64
-	last   time.Time // time of the last refill
-}
-
-func newBucket(now time.Time, lim waitroom.Limits) bucket {
-	return bucket{tokens: burst(lim), last: now}
+	last   time.Time // time of the last refill; zero before the first
 }
 
 // burst is the bucket's size. Limits asks for AdmitBurst >= 1; a hand-made
@@ -28,6 +26,10 @@ func burst(lim waitroom.Limits) float64 {
 // ("300/m" over 200ms is 1, not 0.9999…).
 func (b *bucket) refill(now time.Time, lim waitroom.Limits) {
 	if lim.AdmitRate.IsUnlimited() {
+		return
+	}
+	if b.last.IsZero() {
+		b.tokens, b.last = burst(lim), now
 		return
 	}
 	if elapsed := now.Sub(b.last); elapsed > 0 {

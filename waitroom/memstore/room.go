@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -36,9 +37,13 @@ type room struct {
 	bucket bucket
 	minute minute
 	totals waitroom.Stats // only the running totals are kept here
+
+	// override is the room's runtime override (Store.SetOverride); its
+	// pointers are the room's own, never the caller's.
+	override waitroom.Override
 }
 
-func newRoom(now time.Time, lim waitroom.Limits) *room {
+func newRoom(now time.Time) *room {
 	seed := now.UnixMicro()
 	return &room{
 		last:     now,
@@ -48,7 +53,6 @@ func newRoom(now time.Time, lim waitroom.Limits) *room {
 		waiting:  make(map[string]*waiter),
 		active:   newSessions(),
 		restored: make(map[string]struct{}),
-		bucket:   newBucket(now, lim),
 	}
 }
 
@@ -178,22 +182,51 @@ func firstSession(lim waitroom.Limits) time.Duration {
 	return lim.SessionTTL
 }
 
-// tick is one admission round; the order of its steps is the contract's:
-// sessions that ran out free their slots first, stale visitors go before
-// anyone is let in, so no slot or token is spent on someone who left.
+// tick is one admission round: as many as MaxActive and the token bucket
+// allow.
 func (r *room) tick(now time.Time, lim waitroom.Limits) waitroom.Admitted {
+	return r.pass(now, lim, -1, true)
+}
+
+// admitN lets up to n in, within MaxActive but whatever the bucket holds,
+// and spends no token (Store.AdmitN).
+func (r *room) admitN(now time.Time, lim waitroom.Limits, n int) waitroom.Admitted {
+	if n <= 0 {
+		return waitroom.Admitted{}
+	}
+	return r.pass(now, lim, n, false)
+}
+
+// pass moves visitors from the line into the active set: at most n of them
+// (n < 0: no bound of its own), within MaxActive, and, when bucket is set,
+// one token each. The order of its steps is the contract's: sessions that
+// ran out free their slots first, stale visitors go before anyone is let
+// in, so no slot or token is spent on someone who left.
+func (r *room) pass(now time.Time, lim waitroom.Limits, n int, bucket bool) waitroom.Admitted {
 	var a waitroom.Admitted
 	a.Expired = r.expire(now)
 	a.Abandoned = r.prune(now, lim.AbandonAfter)
-	if r.line.len() == 0 || r.active.len() >= lim.MaxActive {
+	// During the grace only restored tickets go in. They are all older than
+	// the first ticket of this incarnation, so they are the line's first
+	// eligible visitors.
+	eligible := r.line.len()
+	if r.inGrace(now) {
+		eligible = r.line.below(r.seed)
+	}
+	if eligible == 0 || r.active.len() >= lim.MaxActive {
 		return a
 	}
-	r.bucket.refill(now, lim)
-	// During the grace the line stops at the first ticket of this
-	// incarnation: restored tickets are all older, so they stand before it.
-	grace := r.inGrace(now)
-	for w := r.line.front(); w != nil && !(grace && w.ticket >= r.seed) &&
-		r.active.len() < lim.MaxActive && r.bucket.take(lim); w = r.line.front() {
+	if bucket {
+		r.bucket.refill(now, lim)
+	}
+	for ; eligible > 0 && a.Admitted != n && r.active.len() < lim.MaxActive; eligible-- {
+		if bucket && !r.bucket.take(lim) {
+			break
+		}
+		w := r.line.front()
+		if lim.Random {
+			w = r.line.at(1 + rand.IntN(eligible))
+		}
 		r.drop(w)
 		r.admit(w.id, w.ticket, now, firstSession(lim))
 		a.Admitted++

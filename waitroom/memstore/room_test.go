@@ -62,6 +62,7 @@ func randomLimits(rng *rand.Rand) waitroom.Limits {
 		AbandonAfter: time.Duration(1+rng.IntN(3)) * time.Minute,
 		// RecoveryGrace is mostly on, as configured by default.
 		RecoveryGrace: time.Duration(rng.IntN(3)) * time.Minute,
+		Random:        rng.IntN(3) == 0,
 	}
 	if rng.IntN(2) == 0 {
 		lim.AdmitRate = waitroom.Rate{N: int64(1 + rng.IntN(30)), Per: time.Minute}
@@ -69,10 +70,21 @@ func randomLimits(rng *rand.Rand) waitroom.Limits {
 	return lim
 }
 
+// ownInside counts the sessions on tickets of this incarnation.
+func ownInside(r *room) int {
+	n := 0
+	for _, s := range r.active.byID {
+		if s.ticket >= r.seed {
+			n++
+		}
+	}
+	return n
+}
+
 func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	clock := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	r := newRoom(clock, randomLimits(rng))
+	r := newRoom(clock)
 	ids := make([]string, 200)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("v%03d", i)
@@ -99,12 +111,27 @@ func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
 				t.Fatalf("step %d: immediate admission during the recovery grace", step)
 			}
 		case op < 8:
-			grace := r.inGrace(now)
+			grace, own := r.inGrace(now), ownInside(r)
 			if a := r.tick(now, lim); a.Admitted > 0 && r.active.len() > lim.MaxActive {
 				t.Fatalf("step %d: tick filled %d slots of %d", step, r.active.len(), lim.MaxActive)
 			}
 			if w := r.line.front(); grace && w != nil && w.ticket < r.seed && r.active.len() < lim.MaxActive && lim.AdmitRate.IsUnlimited() {
 				t.Fatalf("step %d: restored ticket %d left waiting by a tick during the grace", step, w.ticket)
+			}
+			if grace && ownInside(r) > own {
+				t.Fatalf("step %d: a tick during the grace let in a ticket of this incarnation", step)
+			}
+		case op < 9 && rng.IntN(2) == 0:
+			r.expire(now) // what admitN does first, so free and eligible are what it finds
+			r.prune(now, lim.AbandonAfter)
+			eligible := r.line.len()
+			if r.inGrace(now) {
+				eligible = r.line.below(r.seed)
+			}
+			free := max(0, lim.MaxActive-r.active.len())
+			n := rng.IntN(6) - 1
+			if a := r.admitN(now, lim, n); a.Admitted != max(0, min(n, free, eligible)) {
+				t.Fatalf("step %d: admitN(%d) with %d free, %d eligible admitted %d", step, n, free, eligible, a.Admitted)
 			}
 		case op < 9:
 			r.release(now, id)

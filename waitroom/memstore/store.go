@@ -41,7 +41,7 @@ func New(opts ...Option) *Store {
 
 // Decide implements waitroom.Store. Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
-	r, now, err := s.enter(ctx, room, &lim)
+	r, now, err := s.enter(ctx, room, true)
 	if err != nil {
 		return waitroom.Decision{}, err
 	}
@@ -53,7 +53,7 @@ func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v 
 // sessions that ran out, so Admitted.Expired counts those this tick found;
 // Stats.Expired counts them all. Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
-	r, now, err := s.enter(ctx, room, &lim)
+	r, now, err := s.enter(ctx, room, true)
 	if err != nil {
 		return waitroom.Admitted{}, err
 	}
@@ -64,7 +64,7 @@ func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (wa
 // Release implements waitroom.Store. Errors: waitroom.ErrNotFound,
 // waitroom.ErrClosed, ctx's error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {
-	r, now, err := s.enter(ctx, room, nil)
+	r, now, err := s.enter(ctx, room, false)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Store) Release(ctx context.Context, room, visitor string) error {
 // Stats implements waitroom.Store; a room never used reads as empty.
 // Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	r, now, err := s.enter(ctx, room, nil)
+	r, now, err := s.enter(ctx, room, false)
 	if err != nil || r == nil {
 		return waitroom.Stats{}, err
 	}
@@ -111,14 +111,14 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// enter finds the room and returns it locked, with the time to use. With lim
-// nil a missing room is not created and enter returns a nil room: reading
+// enter finds the room and returns it locked, with the time to use. Without
+// create a missing room is not created and enter returns a nil room: reading
 // or releasing cannot need one, and arbitrary names must not grow the map.
-func (s *Store) enter(ctx context.Context, name string, lim *waitroom.Limits) (*room, time.Time, error) {
+func (s *Store) enter(ctx context.Context, name string, create bool) (*room, time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
-	r, err := s.lookup(name, lim)
+	r, err := s.lookup(name, create)
 	if r == nil {
 		return nil, time.Time{}, err
 	}
@@ -128,7 +128,7 @@ func (s *Store) enter(ctx context.Context, name string, lim *waitroom.Limits) (*
 	return r, r.now(s.clock()), nil
 }
 
-func (s *Store) lookup(name string, lim *waitroom.Limits) (*room, error) {
+func (s *Store) lookup(name string, create bool) (*room, error) {
 	if s.closed.Load() {
 		return nil, waitroom.ErrClosed
 	}
@@ -138,7 +138,7 @@ func (s *Store) lookup(name string, lim *waitroom.Limits) (*room, error) {
 	switch {
 	case !open:
 		return nil, waitroom.ErrClosed
-	case r != nil || lim == nil:
+	case r != nil || !create:
 		return r, nil
 	}
 	s.mu.Lock()
@@ -147,7 +147,7 @@ func (s *Store) lookup(name string, lim *waitroom.Limits) (*room, error) {
 		return nil, waitroom.ErrClosed
 	}
 	if r = s.rooms[name]; r == nil {
-		r = newRoom(s.clock(), *lim)
+		r = newRoom(s.clock())
 		s.rooms[name] = r
 	}
 	return r, nil

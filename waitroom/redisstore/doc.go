@@ -4,8 +4,8 @@
 // room: one line, one count of sessions, one admission rate, whatever their
 // number and however their clocks drift.
 //
-// Every change is one Lua script (lua/decide.lua, admit.lua, release.lua;
-// stats.lua reads), so Redis runs it atomically, and every script reads the
+// Every change is one Lua script (lua/decide.lua, admit.lua, release.lua,
+// override.lua; stats.lua reads), so Redis runs it atomically, and every script reads the
 // time with TIME: Redis is the only clock. Each instance runs its own
 // admission ticker and no leader is needed, since a tick is one atomic
 // script bounded by max_active and the shared token bucket; three instances
@@ -27,6 +27,9 @@
 //	{wr:R}:stats     hash        joined, admitted, released, expired, abandoned
 //	{wr:R}:minute    hash        admissions per second, one field per second of the last minute
 //	{wr:R}:restored  set         ids restored this incarnation, so each is restored once
+//	{wr:R}:override  hash        the runtime override (admin API): max_active, admit_rate as
+//	                             written in YAML ("300/m", "unlimited"), mode, message, and
+//	                             changed (microseconds); a field absent keeps the configuration
 //
 // The counter, its seed and the grace share one hash (rather than a :seq
 // string beside a :meta hash) because they must live and die together: a
@@ -58,17 +61,39 @@
 //
 // Keys expire when a room is no longer used: the counter and the restored
 // set a month after the last join or tick (they must outlive any ticket
-// that may come back), the rest after four times the longest a session or
-// a place lasts untouched, at least an hour; a key is refreshed once half
+// that may come back), the override a month after its last write or tick
+// (an operator's pause must hold however quiet the room), the rest after
+// four times the longest a session or a place lasts untouched, at least an
+// hour; a key is refreshed once half
 // its time is gone, so refreshing costs a PTTL read, rarely a write. Redis must not evict keys
 // (maxmemory-policy noeviction): every key has a TTL, so a volatile-*
 // policy could take a line away.
+//
+// # Overrides and admission on demand
+//
+// override.lua merges the fields it is given into the override hash (or
+// deletes it) and stamps changed with TIME, never earlier than the stamp
+// before; Override reads the hash with one HGETALL, and skips fields it
+// does not know, so instances of an older version read a newer one's.
+// AdmitN is admit.lua with two more arguments, a count and "leave the
+// bucket alone", so a tick and an admission on demand share one loop: the
+// same expiry, the same stale check, the same first session, the same
+// counters.
+//
+// With Limits.Random a tick or AdmitN picks a place uniformly among the
+// visitors it may let in (everyone, or during the recovery grace only the
+// restored tickets, which stand first) and reads it with ZRANGE by index,
+// O(log n) like the head. Redis seeds Lua's math.random the same way every
+// time it starts (before 7.0, before every script), so admit.lua reseeds it
+// from TIME on each random call: the picks are fair and do not repeat from
+// tick to tick, though not secret.
 //
 // # Cost
 //
 // Decide is one EVALSHA: for an admitted visitor one sorted set lookup, and
 // a write at most once per renew interval; for a waiting one a lookup, a
 // BITFIELD write and a ZRANK, O(log n). Admit expires, prunes and admits at
-// most a thousand visitors a tick. Stats is a read-only script, and works
+// most a thousand visitors a tick; AdmitN calls the script again for each
+// further thousand. Override is one HGETALL of a few fields. Stats is a read-only script, and works
 // when Redis refuses writes.
 package redisstore

@@ -13,7 +13,11 @@ const DefaultKeyPrefix = "wr"
 
 // keyNames are the suffixes of a room's keys, in the order of KEYS in every
 // script (lua/common.lua). doc.go says what each holds.
-var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored"}
+var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override"}
+
+// overrideKey is the index of the override hash in keyNames, which
+// Store.Override reads without a script.
+const overrideKey = 9
 
 // Key lifetimes. Every key of a room expires unless the room is used, so a
 // room taken out of the configuration leaves nothing behind.
@@ -22,7 +26,9 @@ const (
 	// must outlive every ticket that may come back: a counter that expired
 	// while cookies still hold its tickets would take their holders for
 	// survivors of a data loss. A month is far beyond any sensible
-	// cookie.max_age (default 24h), and the keys are small.
+	// cookie.max_age (default 24h), and the keys are small. The runtime
+	// override lives as long: an operator's pause must not lapse because a
+	// paused room saw no joins for an hour.
 	metaTTL = 30 * 24 * time.Hour
 	// minDataTTL is the shortest life of the other keys after the room's
 	// last activity; see dataTTL.
@@ -80,8 +86,8 @@ func (c *cache) keys(prefix, room string) []string {
 
 // limitArgs is the ARGV block decide.lua and admit.lua share (lua/common.lua,
 // limits): key lifetimes in milliseconds, then the limits, with durations
-// in microseconds, the scripts' unit of time. The result must not be
-// modified.
+// in microseconds, the scripts' unit of time, and Random as 1/0. The result
+// must not be modified.
 func (c *cache) limitArgs(lim waitroom.Limits) []any {
 	c.mu.RLock()
 	args, ok := c.limits[lim]
@@ -99,6 +105,7 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 		int64(max(1, lim.AdmitBurst)), // a hand-made Limits with 0 still gets one token
 		lim.SessionTTL.Microseconds(), lim.RenewInterval().Microseconds(),
 		lim.AbandonAfter.Microseconds(), lim.RecoveryGrace.Microseconds(),
+		flag(lim.Random),
 	}
 	c.mu.Lock()
 	if c.limits == nil {

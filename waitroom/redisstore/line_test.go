@@ -130,8 +130,9 @@ func admit(tb testing.TB, s *redisstore.Store, lim waitroom.Limits) waitroom.Adm
 	return a
 }
 
-// checkExpiries: every key of the room expires by itself: the counter and
-// the restored set in about a month, the rest within a few hours.
+// checkExpiries: every key of the room expires by itself: the counter, the
+// restored set and the override in about a month, the rest within a few
+// hours.
 func checkExpiries(tb testing.TB, client redis.UniversalClient, prefix string) {
 	tb.Helper()
 	ctx := context.Background()
@@ -141,7 +142,7 @@ func checkExpiries(tb testing.TB, client redis.UniversalClient, prefix string) {
 	}
 	for _, k := range keys {
 		ttl := client.PTTL(ctx, k).Val()
-		long := k == "{"+prefix+":concert}:meta" || k == "{"+prefix+":concert}:restored"
+		long := k == "{"+prefix+":concert}:meta" || k == "{"+prefix+":concert}:restored" || k == "{"+prefix+":concert}:override"
 		switch {
 		case ttl <= 0:
 			tb.Errorf("key %s never expires (PTTL %v)", k, ttl)

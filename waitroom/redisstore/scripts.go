@@ -17,15 +17,18 @@ type script struct {
 	*redis.Script
 }
 
-// The scripts, one per Store method that changes a room, plus the read-only
-// snapshot. Each is wrapped once; Script.Run sends EVALSHA and falls back to
-// EVAL when Redis does not know the script yet (first use, or after a
-// restart or SCRIPT FLUSH), so a script crosses the wire once per server.
+// The scripts, one per Store method that changes a room (admit.lua serves
+// Admit and AdmitN, override.lua SetOverride and ClearOverride), plus the
+// read-only snapshot. Each is wrapped once; Script.Run sends EVALSHA and
+// falls back to EVAL when Redis does not know the script yet (first use, or
+// after a restart or SCRIPT FLUSH), so a script crosses the wire once per
+// server.
 var (
-	decideScript  = loadScript("decide.lua", true)
-	admitScript   = loadScript("admit.lua", true)
-	releaseScript = loadScript("release.lua", true)
-	statsScript   = loadScript("stats.lua", false)
+	decideScript   = loadScript("decide.lua", true)
+	admitScript    = loadScript("admit.lua", true)
+	releaseScript  = loadScript("release.lua", true)
+	overrideScript = loadScript("override.lua", true)
+	statsScript    = loadScript("stats.lua", false)
 )
 
 // loadScript reads an embedded script. Scripts that change a room get

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func TestUnavailableError_IsErrUnavailableAndKeepsTheCause(t *testing.T) {
 // reads only as the first line.
 func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 	t.Parallel()
-	for _, sc := range []script{decideScript, admitScript, releaseScript} {
+	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript} {
 		src := mustRead(sc.name)
 		if !strings.HasPrefix(src, "-- "+sc.name+": Store.") {
 			t.Errorf("%s does not say which Store method runs it", sc.name)
@@ -97,5 +98,50 @@ func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 	}
 	if src := mustRead("stats.lua"); !strings.HasPrefix(src, "#!lua flags=no-writes\n") {
 		t.Errorf("stats.lua must start with its flags line")
+	}
+}
+
+func TestParseOverride_ErrorsNameKeyAndField(t *testing.T) {
+	t.Parallel()
+	const key = "{wr:concert}:override"
+	tests := []struct {
+		name string
+		hash map[string]string
+		want string // the whole error; "" for none
+	}{
+		{"none", nil, ""},
+		{"every field", map[string]string{"max_active": "7", "admit_rate": "unlimited", "mode": "random", "message": "", "changed": "1795000000000000"}, ""},
+		{"max_active", map[string]string{"max_active": "-1", "changed": "1"}, key + `: max_active: want a whole number >= 0, got "-1"`},
+		{"admit_rate", map[string]string{"admit_rate": "300 per minute", "changed": "1"}, key + `: admit_rate: want "<n>/s", "<n>/m", "<n>/h" or "unlimited", got "300 per minute"`},
+		{"mode", map[string]string{"mode": "", "changed": "1"}, key + `: mode: want "fifo", "random", "passthrough", "reject" or "paused", got ""`},
+		{"changed missing", map[string]string{"mode": "fifo"}, key + ": changed: missing: override.lua always writes it"},
+		{"changed", map[string]string{"changed": "soon"}, key + `: changed: want microseconds since the epoch, got "soon"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := parseOverride(key, tc.hash)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("error %v, want %q", err, tc.want)
+			case tc.name == "every field" && (*o.MaxActive != 7 || !o.AdmitRate.IsUnlimited() || o.Mode != waitroom.ModeRandom ||
+				o.Message == nil || *o.Message != "" || o.Changed.UnixMicro() != 1795000000000000):
+				t.Errorf("parsed %+v", o)
+			}
+		})
+	}
+}
+
+func TestOverrideArgs_SpellTheRate(t *testing.T) {
+	t.Parallel()
+	none, rate, msg := 0, waitroom.Rate{N: 300, Per: time.Minute}, "hi"
+	got := fmt.Sprint(overrideArgs(waitroom.Override{MaxActive: &none, AdmitRate: &rate, Mode: waitroom.ModeReject, Message: &msg}))
+	if want := "[2592000000 set max_active 0 admit_rate 300/m mode reject message hi]"; got != want {
+		t.Errorf("overrideArgs = %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(overrideArgs(waitroom.Override{})); got != "[2592000000 set]" {
+		t.Errorf("overrideArgs of the zero Override = %s, want only the lifetime and the verb", got)
 	}
 }

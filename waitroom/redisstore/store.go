@@ -98,11 +98,51 @@ func decision(r [7]int64) (waitroom.Decision, error) {
 // of work, so a huge line is pruned over several ticks; see doc.go. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
-	var r [3]int64
-	if err := s.run(ctx, admitScript, room, s.cache.limitArgs(lim), r[:]); err != nil {
+	a, _, err := s.admit(ctx, room, s.cache.limitArgs(lim))
+	if err != nil {
 		return waitroom.Admitted{}, fmt.Errorf("admitting room %q: %w", room, err)
 	}
-	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, nil
+	return a, nil
+}
+
+// AdmitN implements waitroom.Overrides with admit.lua, told how many to
+// admit and to leave the token bucket alone. One call of the script admits
+// at most a thousand, so a larger n takes several, each atomic: the room's
+// limits hold throughout, and ticks may run in between; after an error
+// the result counts what the calls before it did. Errors:
+// waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n int) (waitroom.Admitted, error) {
+	var total waitroom.Admitted
+	if err := s.ready(ctx); err != nil || n <= 0 {
+		return total, err
+	}
+	base := s.cache.limitArgs(lim)
+	args := make([]any, len(base), len(base)+2)
+	copy(args, base)
+	for left := n; left > 0; {
+		a, more, err := s.admit(ctx, room, append(args, left, 1))
+		if err != nil {
+			return total, fmt.Errorf("admitting %d of %d in room %q: %w", left, n, room, err)
+		}
+		total.Admitted += a.Admitted
+		total.Abandoned += a.Abandoned
+		total.Expired += a.Expired
+		left -= a.Admitted
+		if !more {
+			break
+		}
+	}
+	return total, nil
+}
+
+// admit runs admit.lua with args and reports what it did and whether it
+// stopped at its own bounds with more to do.
+func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Admitted, bool, error) {
+	var r [4]int64
+	if err := s.run(ctx, admitScript, room, args, r[:]); err != nil {
+		return waitroom.Admitted{}, false, err
+	}
+	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, r[3] == 1, nil
 }
 
 // Release implements waitroom.Store (release.lua). Errors:

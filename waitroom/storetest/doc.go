@@ -9,7 +9,12 @@
 // order, idempotent joins, immediate admission, abandonment, release, expiry,
 // sliding renewal, restore after data loss and the recovery grace that
 // follows it, and the balance of the stats — with one instance and with
-// three sharing one backend, as gateways share one Redis.
+// three sharing one backend, as gateways share one Redis. It also holds the
+// stores to the runtime side of the contract: overrides shared by every
+// instance, merged and cleared; AdmitN within max_active and without
+// tokens; random admission (Limits.Random) that reaches everyone once, out
+// of ticket order, within the same limits; and the modes of
+// waitroom.Override.Apply as a store sees them.
 //
 // It runs on real time only, since a shared backend keeps its own clock:
 // TTLs are a few hundred milliseconds, upper bounds (max_active, the bucket)

@@ -1,13 +1,21 @@
--- admit.lua: Store.Admit, one admission tick. ARGV: the limits block
--- (common.lua). Reply: {admitted, abandoned, expired}, what this tick did.
+-- admit.lua: Store.Admit, one admission tick, and Store.AdmitN. ARGV: the
+-- limits block (common.lua); for AdmitN, then the most to admit and 1 to
+-- leave the token bucket alone. Reply: {admitted, abandoned, expired, more},
+-- what this call did; more is 1 when it stopped at its own bounds (BATCH
+-- steps, or the count asked for) with eligible visitors left, rather than
+-- for want of visitors, slots or tokens.
 -- The order of the steps is the contract's: sessions that ran out free their
 -- slots first, the abandoned go before anyone is let in.
 
 local L = limits()
+-- A tick admits as many as the limits allow, a BATCH at most; AdmitN asks
+-- for a count and admits without tokens.
+local WANT = math.min(tonumber(ARGV[LIMIT_ARGS + 1]) or BATCH, BATCH)
+local FREE = ARGV[LIMIT_ARGS + 2] == '1'
 local now = clock()
 local seed, base, grace, ttl = room()
 if not seed then
-  return {0, 0, 0} -- a room never joined has nothing to move
+  return {0, 0, 0, 0} -- a room never joined has nothing to move
 end
 
 -- seenAt is a waiting visitor's last poll; 0 when none is recorded.
@@ -115,21 +123,48 @@ if L.abandon > 0 then
   cutoff = now - L.abandon
   abandoned = prune(cutoff)
 end
+-- eligible counts the visitors a tick may let in: all who wait, or during
+-- the recovery grace only the restored tickets. Those are all older than
+-- this incarnation's first ticket, so they are the line's first entries.
+local function eligible()
+  if grace ~= nil and now < grace then
+    return redis.call('ZCOUNT', K_QUEUE, '-inf', excl(seed))
+  end
+  return redis.call('ZCARD', K_QUEUE)
+end
+
 local inside = live(now)
-if inside < L.max and redis.call('ZCARD', K_QUEUE) > 0 then
-  -- During the recovery grace the line stops at the first ticket of this
-  -- incarnation: restored tickets are all older, so they stand before it.
-  local held = grace ~= nil and now < grace
-  local b = refill(now, L)
-  for _ = 1, BATCH do
-    local head = redis.call('ZRANGE', K_QUEUE, 0, 0, 'WITHSCORES')
-    if #head == 0 then
+local more = 0
+local left = 0
+if inside < L.max and WANT > 0 then
+  left = eligible()
+end
+if left > 0 then
+  if L.random then
+    -- Redis seeds the generator the same way every time it starts (before
+    -- 7.0, before every script), so each tick reseeds it from the clock:
+    -- the picks must be fair and not repeat, they need not be secret.
+    math.randomseed(now)
+  end
+  local b = nil
+  if not FREE then
+    b = refill(now, L)
+  end
+  local steps = 0
+  while left > 0 do
+    if admitted >= WANT or steps == BATCH then
+      more = 1 -- its own bounds stopped it, with eligible visitors left
       break
     end
-    local id, t = head[1], tonumber(head[2])
-    if held and own(t, seed) then
-      break
+    steps = steps + 1
+    -- The head, or anyone eligible at random (mode: random): an index into
+    -- the line, O(log n) either way.
+    local at = 0
+    if L.random then
+      at = math.random(left) - 1
     end
+    local pick = redis.call('ZRANGE', K_QUEUE, at, at, 'WITHSCORES')
+    local id, t = pick[1], tonumber(pick[2])
     if cutoff ~= nil and seenAt(id, t) < cutoff then
       drop(id, t, base)
       abandoned = abandoned + 1
@@ -141,6 +176,7 @@ if inside < L.max and redis.call('ZCARD', K_QUEUE) > 0 then
       inside = inside + 1
       admitted = admitted + 1
     end
+    left = left - 1
   end
   save(b, L)
 end
@@ -155,6 +191,6 @@ if ttl ~= L.dataTTL then
 end
 -- While gateways tick a room, none of its keys expire, even if nothing
 -- else happens (a paused room whose line just waits).
-keep(L.metaTTL, K_META, K_RESTORED)
+keep(L.metaTTL, K_META, K_RESTORED, K_OVERRIDE)
 keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE)
-return {admitted, abandoned, expired}
+return {admitted, abandoned, expired, more}

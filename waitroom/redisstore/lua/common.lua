@@ -1,6 +1,6 @@
--- common.lua: what decide.lua, admit.lua and release.lua share. scripts.go
--- puts it in front of each of them, so every state change still runs as one
--- script, atomically. See doc.go for the data model.
+-- common.lua: what decide.lua, admit.lua, release.lua and override.lua
+-- share. scripts.go puts it in front of each of them, so every state change
+-- still runs as one script, atomically. See doc.go for the data model.
 --
 -- Units: times are microseconds since the Unix epoch from Redis's TIME (the
 -- only clock), ticket numbers are seeded in the same unit; both stay below
@@ -10,6 +10,7 @@
 
 local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_OVERRIDE = KEYS[10]
 
 -- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
 -- 0 for "not waiting". 56 bits hold microseconds until the year 2255.
@@ -36,14 +37,16 @@ local function seenIndex(i)
   return string.format('#%d', i)
 end
 
--- limits reads the ARGV block decide.lua and admit.lua share (store.go,
--- limitArgs): key lifetimes in milliseconds, then the room's limits.
+-- limits reads the ARGV block decide.lua and admit.lua share (keys.go,
+-- limitArgs): key lifetimes in milliseconds, then the room's limits. The
+-- block is LIMIT_ARGS long; a script's own arguments follow it.
+local LIMIT_ARGS = 11
 local function limits()
   return {
     dataTTL = tonumber(ARGV[1]), metaTTL = tonumber(ARGV[2]),
     max = tonumber(ARGV[3]), rateN = tonumber(ARGV[4]), ratePer = tonumber(ARGV[5]),
     burst = tonumber(ARGV[6]), ttl = tonumber(ARGV[7]), renew = tonumber(ARGV[8]),
-    abandon = tonumber(ARGV[9]), grace = tonumber(ARGV[10]),
+    abandon = tonumber(ARGV[9]), grace = tonumber(ARGV[10]), random = ARGV[11] == '1',
   }
 end
 

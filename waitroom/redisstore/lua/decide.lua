@@ -5,7 +5,8 @@
 -- session end in microseconds, joined (1/0), renewed (1/0)}.
 
 local L = limits()
-local ID, TICKET, JOIN, UNTIL = ARGV[11], tonumber(ARGV[12]), ARGV[13] == '1', tonumber(ARGV[14])
+local ID, TICKET = ARGV[LIMIT_ARGS + 1], tonumber(ARGV[LIMIT_ARGS + 2])
+local JOIN, UNTIL = ARGV[LIMIT_ARGS + 3] == '1', tonumber(ARGV[LIMIT_ARGS + 4])
 local now = clock()
 
 -- touch records a poll of a waiting visitor (see indexed in common.lua).

@@ -1,0 +1,105 @@
+package waitroom
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// line is a room at run time: its configuration, what is in effect now
+// (the configuration with the store's override on top), the latest stats
+// and their recent history. The admitter refreshes all but the room.
+type line struct {
+	room  Room
+	eff   atomic.Pointer[Effective]
+	stats atomic.Pointer[Stats]
+	hist  history
+}
+
+// Effective is what a room runs on now: its limits and mode after the
+// runtime override, and the override itself.
+type Effective struct {
+	Limits   Limits
+	Mode     Mode
+	Override Override
+}
+
+func newLine(r Room) *line {
+	ln := &line{room: r}
+	ln.stats.Store(&Stats{})
+	ln.setOverride(Override{})
+	return ln
+}
+
+func (ln *line) setOverride(o Override) {
+	lim, mode := o.Apply(ln.room)
+	ln.eff.Store(&Effective{Limits: lim, Mode: mode, Override: o})
+}
+
+func (ln *line) limits() Limits { return ln.eff.Load().Limits }
+
+// Sample is one point of a room's recent history.
+type Sample struct {
+	At                time.Time `json:"t"`
+	Waiting           int64     `json:"waiting"`
+	Active            int64     `json:"active"`
+	AdmittedPerMinute int64     `json:"admitted_per_minute"`
+}
+
+// History keeps HistorySpan of samples, one per HistoryStep.
+const (
+	HistoryStep = 10 * time.Second
+	HistorySpan = 15 * time.Minute
+)
+
+// history is a ring of samples, one per HistoryStep at most.
+type history struct {
+	mu      sync.Mutex
+	samples [int(HistorySpan / HistoryStep)]Sample
+	next, n int
+}
+
+func (h *history) add(now time.Time, st *Stats) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n > 0 {
+		last := h.samples[(h.next+len(h.samples)-1)%len(h.samples)]
+		if now.Sub(last.At) < HistoryStep {
+			return
+		}
+	}
+	h.samples[h.next] = Sample{At: now.UTC().Truncate(time.Second), Waiting: st.Waiting, Active: st.Active, AdmittedPerMinute: st.AdmittedLastMinute}
+	h.next = (h.next + 1) % len(h.samples)
+	h.n = min(h.n+1, len(h.samples))
+}
+
+// list returns the samples, oldest first.
+func (h *history) list() []Sample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Sample, 0, h.n)
+	for i := range h.n {
+		out = append(out, h.samples[(h.next-h.n+i+2*len(h.samples))%len(h.samples)])
+	}
+	return out
+}
+
+// Adopt carries over from the gate a reload replaces what it knew of the
+// rooms both have: the override in effect, the stats and their history, so
+// the dashboard and the wait estimates do not start from nothing.
+func (g *Gate) Adopt(old *Gate) {
+	for name, ln := range g.rooms {
+		prev := old.rooms[name]
+		if prev == nil {
+			continue
+		}
+		ln.setOverride(prev.eff.Load().Override)
+		ln.stats.Store(prev.stats.Load())
+		prev.hist.mu.Lock()
+		ln.hist.samples, ln.hist.next, ln.hist.n = prev.hist.samples, prev.hist.next, prev.hist.n
+		prev.hist.mu.Unlock()
+	}
+	if old.outage.Load() {
+		g.outage.Store(true)
+	}
+}

@@ -1,0 +1,108 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Mode is how a room lets visitors in.
+type Mode string
+
+// The modes. The zero Mode is FIFO.
+const (
+	// ModeFIFO admits in ticket order (the default).
+	ModeFIFO Mode = "fifo"
+	// ModeRandom admits at random from the whole line.
+	ModeRandom Mode = "random"
+	// ModePassthrough lets everyone in at once, still counting them.
+	ModePassthrough Mode = "passthrough"
+	// ModeReject turns away everyone not inside yet with a "closed" page.
+	ModeReject Mode = "reject"
+	// ModePaused admits nobody; the line keeps its order and people inside
+	// stay inside.
+	ModePaused Mode = "paused"
+)
+
+// ParseMode reads a mode; "" is fifo.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return ModeFIFO, nil
+	case ModeFIFO, ModeRandom, ModePassthrough, ModeReject, ModePaused:
+		return m, nil
+	}
+	return "", fmt.Errorf(`must be "fifo", "random", "passthrough", "reject" or "paused", got %q`, s)
+}
+
+// Override is a change to a room made at run time (the admin API). It lives
+// in the store, so every instance applies it within one tick and it outlives
+// a gateway restart. A nil or empty field keeps the configured value.
+type Override struct {
+	MaxActive *int  `json:"max_active,omitempty"`
+	AdmitRate *Rate `json:"admit_rate,omitempty"`
+	Mode      Mode  `json:"mode,omitempty"`
+	// Message is shown on the room's waiting page; "" keeps the configured one.
+	Message *string `json:"message,omitempty"`
+	// Changed is when the override was last written, by the store's clock.
+	Changed time.Time `json:"changed,omitzero"`
+}
+
+// IsZero reports whether the override changes nothing.
+func (o Override) IsZero() bool {
+	return o.MaxActive == nil && o.AdmitRate == nil && o.Mode == "" && o.Message == nil
+}
+
+// Apply returns the limits and mode in effect: the room's own with the
+// override on top, shaped so a store needs to know nothing of modes:
+// paused and reject admit nobody new (MaxActive 0 for admissions; sessions
+// inside go on), passthrough admits everyone at once (no limits, still
+// counted), random sets Random.
+func (o Override) Apply(r Room) (Limits, Mode) {
+	lim, mode := r.Limits, r.Mode
+	if o.MaxActive != nil {
+		lim.MaxActive = *o.MaxActive
+	}
+	if o.AdmitRate != nil {
+		lim.AdmitRate = *o.AdmitRate
+		lim.AdmitBurst = o.AdmitRate.DefaultBurst()
+	}
+	if o.Mode != "" {
+		mode = o.Mode
+	}
+	switch mode {
+	case ModePaused, ModeReject:
+		lim.MaxActive = 0
+	case ModePassthrough:
+		lim.MaxActive, lim.AdmitRate, lim.AdmitBurst = passthroughMax, Rate{}, 0
+	case ModeRandom:
+		lim.Random = true
+	case "":
+		mode = ModeFIFO
+	}
+	return lim, mode
+}
+
+// passthroughMax stands for "no limit" in MaxActive.
+const passthroughMax = 1 << 30
+
+// Overrides is the part of a store that keeps runtime overrides. Every
+// store implements it; it is separate from Store only to keep each
+// interface small.
+type Overrides interface {
+	// SetOverride merges o into the room's override: its non-nil fields
+	// (and a non-empty Mode) replace the stored ones; the others stay.
+	// Errors: ErrUnavailable, ErrClosed.
+	SetOverride(ctx context.Context, room string, o Override) error
+	// ClearOverride drops the room's override, back to the configuration.
+	// Errors: ErrUnavailable, ErrClosed.
+	ClearOverride(ctx context.Context, room string) error
+	// Override returns the room's override (the zero Override for none).
+	// Errors: ErrUnavailable, ErrClosed.
+	Override(ctx context.Context, room string) (Override, error)
+	// AdmitN lets up to n visitors in now, from the head of the line (at
+	// random when lim.Random), ignoring the token bucket but never beyond
+	// MaxActive; stale visitors are dropped on the way as in Admit. The
+	// admissions count as ordinary ones. Errors: ErrUnavailable, ErrClosed.
+	AdmitN(ctx context.Context, room string, lim Limits, n int) (Admitted, error)
+}

@@ -1,0 +1,34 @@
+package waitroom
+
+// Observer hears what the gate and its admitters do, for metrics. Every
+// method must be cheap and safe for concurrent use; the waitroom/metrics
+// package implements it.
+type Observer interface {
+	// Request counts a request by decision: admitted, queued, bypass, error.
+	Request(room, decision string)
+	// TicketRejected counts a ticket that came but did not decode.
+	TicketRejected(reason string)
+	// Admitted counts a visitor this instance let in at once on joining.
+	Admitted(room string)
+	// Released counts a session ended by "upstream", "leave" or "admin".
+	Released(room, how string)
+	// Tick counts what one admission tick of this instance did.
+	Tick(room string, a Admitted)
+	// Room publishes the room's stats snapshot, taken every tick.
+	Room(room string, st Stats)
+	// Outage counts the start of a store outage; StoreUp says whether the
+	// store answers.
+	Outage()
+	StoreUp(up bool)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, string)  {}
+func (nopObserver) TicketRejected(string)   {}
+func (nopObserver) Admitted(string)         {}
+func (nopObserver) Released(string, string) {}
+func (nopObserver) Tick(string, Admitted)   {}
+func (nopObserver) Room(string, Stats)      {}
+func (nopObserver) Outage()                 {}
+func (nopObserver) StoreUp(bool)            {}
