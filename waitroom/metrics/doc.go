@@ -1,0 +1,52 @@
+// Package metrics exposes the gateway's Prometheus metrics: what the gate
+// decided, how the line moved, how the upstreams and the store answered, and
+// how configuration reloads went. The admin listener serves them at /metrics
+// through Metrics.Handler.
+//
+// Metrics has its own registry, not the client library's global one, so two
+// gateways in one test binary (or one process) never collide, and nothing an
+// imported library registers globally leaks into the page.
+//
+// Every counter counts what this instance did, so a sum over instances is the
+// total for the site. The queue gauges are the exception: they are the store's
+// snapshot of the room, which every instance shares, so aggregate them with
+// max or avg, not sum. They are set from the stats the admitter reads every
+// tick (Room), never read from the store per scrape: a scrape costs the store
+// nothing however many rooms or scrapers there are.
+//
+// The series:
+//
+//	waitroom_requests_total{room,decision}            counter   decision: admitted, queued, bypass, error
+//	waitroom_ticket_rejections_total{reason}          counter   reason: invalid, expired, other
+//	waitroom_upstream_duration_seconds{upstream,class} histogram class: 1xx..5xx, error
+//	waitroom_store_duration_seconds{op,result}        histogram result: ok, error, canceled
+//	waitroom_admissions_total{room}                   counter   by a tick, by AdmitN, or at once
+//	waitroom_abandonments_total{room}                 counter   dropped from the line for not polling
+//	waitroom_expiries_total{room}                     counter   sessions that ran out
+//	waitroom_releases_total{room,how}                 counter   how: upstream, leave, admin
+//	waitroom_queue_length{room}                       gauge     visitors in line
+//	waitroom_active_sessions{room}                    gauge     sessions inside
+//	waitroom_admitted_last_minute{room}               gauge     admissions in the last 60s
+//	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
+//	waitroom_store_outages_total                      counter   times the store went from up to down
+//	waitroom_store_up                                 gauge     1 while the store answers
+//
+// plus the client library's go_* and process_* collectors and the scrape
+// handler's own promhttp_* counters.
+//
+// A routeless request (room "") is labelled room="-", because Prometheus
+// treats an empty label as a missing one. Label values the package does not
+// know for a closed set (a decision, a release "how", a reload result, a store
+// op) are still counted under the value given, on a slower path, so a typo
+// shows up in the page instead of vanishing; ticket rejection reasons are the
+// exception and fold into "other", as the set is meant to be open-ended there.
+//
+// Recording is cheap: the series for each room, upstream and closed label set
+// are resolved once and kept in a copy-on-write map, so the request path does
+// an atomic load, a map lookup and an atomic add, with no lock and no
+// allocation. A nil *Metrics records nothing, so a component can take one
+// whether or not metrics are enabled.
+//
+// Store wraps a waitroom.Store so every call is timed into
+// waitroom_store_duration_seconds without changing what it returns.
+package metrics

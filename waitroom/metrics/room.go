@@ -1,0 +1,97 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// Tick adds what one admission tick of this instance did in room: visitors
+// admitted from the line, waiting visitors dropped for not polling, and
+// sessions found expired. Pass the store's Admitted as is, AdmitN's included.
+func (m *Metrics) Tick(room string, a waitroom.Admitted) {
+	if m == nil {
+		return
+	}
+	rs := m.room(label(room))
+	// Add(0) is cheap too, but most ticks of a quiet room do nothing.
+	if a.Admitted > 0 {
+		rs.admissions.Add(float64(a.Admitted))
+	}
+	if a.Abandoned > 0 {
+		rs.abandonments.Add(float64(a.Abandoned))
+	}
+	if a.Expired > 0 {
+		rs.expiries.Add(float64(a.Expired))
+	}
+}
+
+// Admitted counts one visitor this instance let into room at once (Decide
+// admitted it on arrival), which no tick reports.
+func (m *Metrics) Admitted(room string) {
+	if m == nil {
+		return
+	}
+	m.room(label(room)).admissions.Inc()
+}
+
+// Released counts a session or place in room that this instance ended, by
+// how: "upstream" (the site answered "Waitroom-Command: release"), "leave"
+// (the visitor's /leave) or "admin" (the admin API).
+func (m *Metrics) Released(room, how string) {
+	if m == nil {
+		return
+	}
+	room = label(room)
+	if i := indexOf(hows[:], how); i >= 0 {
+		m.room(room).releases[i].Inc()
+		return
+	}
+	m.releases.WithLabelValues(room, how).Inc()
+}
+
+// Room sets room's gauges from st, the snapshot the admitter reads from the
+// store each tick. The gauges describe the room as the store holds it, the
+// same on every instance.
+func (m *Metrics) Room(room string, st waitroom.Stats) {
+	if m == nil {
+		return
+	}
+	room = label(room)
+	m.queue.WithLabelValues(room).Set(float64(st.Waiting))
+	m.active.WithLabelValues(room).Set(float64(st.Active))
+	m.lastMinute.WithLabelValues(room).Set(float64(st.AdmittedLastMinute))
+}
+
+// ForgetRoom deletes every series of room, for a room a reload removed, so
+// its last gauges do not linger as if it still had a line. Call it after the
+// room's admitter has stopped; a request still in flight for the room may
+// count into a series already gone, which is lost, as the room is.
+func (m *Metrics) ForgetRoom(room string) {
+	if m == nil {
+		return
+	}
+	room = label(room)
+	m.rooms.delete(room, func() {
+		l := prometheus.Labels{"room": room}
+		for _, v := range []deleter{
+			m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
+			m.queue, m.active, m.lastMinute,
+		} {
+			v.DeletePartialMatch(l)
+		}
+	})
+}
+
+// deleter is the part of a metric vector ForgetRoom needs.
+type deleter interface {
+	DeletePartialMatch(prometheus.Labels) int
+}
+
+// room returns room's resolved counters; room is already labelled.
+func (m *Metrics) room(room string) *roomSeries {
+	if rs, ok := m.rooms.load(room); ok {
+		return rs
+	}
+	return m.rooms.get(room, m.newRoom)
+}
