@@ -1,0 +1,168 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// AdminOptions wires the admin listener's handler.
+type AdminOptions struct {
+	// Token is the bearer token; empty leaves the API open, which the
+	// application allows only on a loopback address.
+	Token string
+	// Gate returns the gate in service now (a reload replaces it).
+	Gate func() *waitroom.Gate
+	// Pages renders the dashboard.
+	Pages *Pages
+	// Metrics serves /metrics; nil answers 404.
+	Metrics http.Handler
+	// Ready reports whether the gateway can serve: store reachable, config
+	// loaded. nil is always ready.
+	Ready func(ctx context.Context) error
+	Log   *zap.Logger
+}
+
+// maxAdminBody bounds a request body of the admin API.
+const maxAdminBody = 64 << 10
+
+// NewAdmin returns the admin listener's handler: the JSON API and the
+// dashboard behind the bearer token, /metrics too; /healthz and /readyz open,
+// for probes.
+func NewAdmin(o AdminOptions) http.Handler {
+	a := &admin{AdminOptions: o}
+	if o.Token != "" {
+		sum := sha256.Sum256([]byte(o.Token))
+		a.digest = sum[:]
+	}
+	if a.Log == nil {
+		a.Log = zap.NewNop()
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { plain(w, http.StatusOK, "ok") })
+	mux.HandleFunc("GET /readyz", a.readyz)
+	mux.HandleFunc("GET /admin/{$}", o.Pages.Dashboard) // the page holds no data; its API calls carry the token
+	mux.HandleFunc("GET /admin", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/admin/", http.StatusMovedPermanently)
+	})
+	api := http.NewServeMux()
+	api.HandleFunc("GET /admin/api/rooms", a.listRooms)
+	api.HandleFunc("GET /admin/api/rooms/{room}", a.getRoom)
+	api.HandleFunc("GET /admin/api/rooms/{room}/history", a.history)
+	api.HandleFunc("PATCH /admin/api/rooms/{room}", a.patchRoom)
+	api.HandleFunc("DELETE /admin/api/rooms/{room}/overrides", a.clearOverride)
+	api.HandleFunc("POST /admin/api/rooms/{room}/admit", a.admitNow)
+	api.HandleFunc("POST /admin/api/rooms/{room}/release", a.release)
+	if o.Metrics != nil {
+		api.Handle("GET /metrics", o.Metrics)
+	}
+	guarded := a.authorize(api)
+	mux.Handle("/admin/api/", guarded)
+	mux.Handle("/metrics", guarded)
+	return mux
+}
+
+type admin struct {
+	AdminOptions
+	digest []byte
+}
+
+// authorize lets through requests with the bearer token, compared in
+// constant time (on digests, so the length does not leak either). A wrong
+// or missing token gets 401 and nothing more.
+func (a *admin) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.digest != nil {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], a.digest) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom"`)
+				plain(w, http.StatusUnauthorized, "unauthorized")
+				return
+			}
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
+	if a.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := a.Ready(ctx); err != nil {
+			a.Log.Debug("not ready", zap.Error(err))
+			plain(w, http.StatusServiceUnavailable, "not ready")
+			return
+		}
+	}
+	plain(w, http.StatusOK, "ready")
+}
+
+// room finds the path's room in the gate in service, answering 404 itself.
+func (a *admin) room(w http.ResponseWriter, r *http.Request) (*waitroom.Gate, string, bool) {
+	g, name := a.Gate(), r.PathValue("room")
+	if _, ok := g.Info(name); !ok {
+		apiError(w, http.StatusNotFound, "unknown room "+quote(name))
+		return nil, "", false
+	}
+	return g, name, true
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors that name what was wrong.
+func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAdminBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		err = errors.New("one JSON object expected, found more after it")
+	}
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad JSON body: "+jsonProblem(err))
+		return false
+	}
+	return true
+}
+
+// storeFailed answers a store error without its text: the log has it.
+func (a *admin) storeFailed(w http.ResponseWriter, what string, err error) {
+	a.Log.Warn(what, zap.Error(err))
+	apiError(w, http.StatusServiceUnavailable, "the store is unavailable; try again")
+}
+
+func apiError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func plain(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

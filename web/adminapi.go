@@ -1,0 +1,256 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// RoomView is a room as the admin API shows it.
+type RoomView struct {
+	Name       string        `json:"name"`
+	Mode       waitroom.Mode `json:"mode"`
+	Configured LimitsView    `json:"configured"`
+	Override   *OverrideView `json:"override"`
+	Effective  LimitsView    `json:"effective"`
+	Waiting    int64         `json:"waiting"`
+	Active     int64         `json:"active"`
+	LastMinute int64         `json:"admitted_last_minute"`
+	Totals     TotalsView    `json:"totals"`
+	BackETA    *int64        `json:"eta_back_seconds"`
+	StoreUp    bool          `json:"store_up"`
+	Title      string        `json:"title,omitempty"`
+}
+
+// LimitsView is a room's limits and mode.
+type LimitsView struct {
+	MaxActive int           `json:"max_active"`
+	AdmitRate string        `json:"admit_rate"`
+	Mode      waitroom.Mode `json:"mode,omitempty"`
+}
+
+// OverrideView is a runtime override; absent fields keep the configuration.
+type OverrideView struct {
+	MaxActive *int          `json:"max_active,omitempty"`
+	AdmitRate string        `json:"admit_rate,omitempty"`
+	Mode      waitroom.Mode `json:"mode,omitempty"`
+	Changed   time.Time     `json:"changed,omitzero"`
+}
+
+// TotalsView counts everyone who went through the room, on every instance.
+type TotalsView struct {
+	Joined    int64 `json:"joined"`
+	Admitted  int64 `json:"admitted"`
+	Released  int64 `json:"released"`
+	Expired   int64 `json:"expired"`
+	Abandoned int64 `json:"abandoned"`
+}
+
+func (a *admin) view(g *waitroom.Gate, name string) RoomView {
+	info, _ := g.Info(name)
+	eff, st := info.Effective, info.Stats
+	v := RoomView{
+		Name: name, Title: info.Room.Title, Mode: eff.Mode,
+		Configured: LimitsView{MaxActive: info.Room.Limits.MaxActive, AdmitRate: info.Room.Limits.AdmitRate.String(), Mode: info.Room.Mode},
+		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
+		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,
+		Totals:  TotalsView{st.Joined, st.AdmittedTotal, st.Released, st.Expired, st.Abandoned},
+		StoreUp: !g.StoreDown(),
+	}
+	if o := eff.Override; !o.IsZero() {
+		ov := &OverrideView{MaxActive: o.MaxActive, Mode: o.Mode, Changed: o.Changed}
+		if o.AdmitRate != nil {
+			ov.AdmitRate = o.AdmitRate.String()
+		}
+		v.Override = ov
+	}
+	if info.BackETAOK {
+		s := int64(info.BackETA / time.Second)
+		v.BackETA = &s
+	}
+	return v
+}
+
+func (a *admin) listRooms(w http.ResponseWriter, r *http.Request) {
+	g := a.Gate()
+	rooms := make([]RoomView, 0)
+	for _, name := range g.Rooms() {
+		rooms = append(rooms, a.view(g, name))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
+}
+
+func (a *admin) getRoom(w http.ResponseWriter, r *http.Request) {
+	if g, name, ok := a.room(w, r); ok {
+		writeJSON(w, http.StatusOK, a.view(g, name))
+	}
+}
+
+func (a *admin) history(w http.ResponseWriter, r *http.Request) {
+	g, name, ok := a.room(w, r)
+	if !ok {
+		return
+	}
+	points, _ := g.History(name)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"room": name, "step_seconds": int(waitroom.HistoryStep / time.Second), "points": points,
+	})
+}
+
+// patch is PATCH /admin/api/rooms/{room}: absent fields stay as they are.
+type patch struct {
+	MaxActive *int    `json:"max_active"`
+	AdmitRate *string `json:"admit_rate"`
+	Mode      *string `json:"mode"`
+}
+
+// maxLimit bounds max_active from the API, as the configuration does.
+const maxLimit = 1_000_000_000
+
+func (p patch) override() (waitroom.Override, error) {
+	var o waitroom.Override
+	if p.MaxActive == nil && p.AdmitRate == nil && p.Mode == nil {
+		return o, errors.New("nothing to change: give max_active, admit_rate or mode")
+	}
+	if p.MaxActive != nil {
+		if *p.MaxActive < 0 || *p.MaxActive > maxLimit {
+			return o, fmt.Errorf("max_active: must be from 0 to %d, got %d", maxLimit, *p.MaxActive)
+		}
+		o.MaxActive = p.MaxActive
+	}
+	if p.AdmitRate != nil {
+		rate, err := waitroom.ParseRate(*p.AdmitRate)
+		if err != nil {
+			return o, fmt.Errorf("admit_rate: %w", err)
+		}
+		o.AdmitRate = &rate
+	}
+	if p.Mode != nil {
+		if *p.Mode == "" {
+			return o, errors.New(`mode: must be "fifo", "random", "passthrough", "reject" or "paused", got ""`)
+		}
+		m, err := waitroom.ParseMode(*p.Mode)
+		if err != nil {
+			return o, fmt.Errorf("mode: %w", err)
+		}
+		o.Mode = m
+	}
+	return o, nil
+}
+
+func (a *admin) patchRoom(w http.ResponseWriter, r *http.Request) {
+	g, name, ok := a.room(w, r)
+	var p patch
+	if !ok || !decode(w, r, &p) {
+		return
+	}
+	o, err := p.override()
+	if err != nil {
+		apiError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err := g.Store().SetOverride(r.Context(), name, o); err != nil {
+		a.storeFailed(w, "setting an override", err)
+		return
+	}
+	a.changed(w, r, g, name, "override set", p)
+}
+
+func (a *admin) clearOverride(w http.ResponseWriter, r *http.Request) {
+	g, name, ok := a.room(w, r)
+	if !ok {
+		return
+	}
+	if err := g.Store().ClearOverride(r.Context(), name); err != nil {
+		a.storeFailed(w, "clearing an override", err)
+		return
+	}
+	a.changed(w, r, g, name, "override cleared", nil)
+}
+
+// changed applies a change on this instance at once (the others pick it up
+// at their next tick), logs it and answers with the room.
+func (a *admin) changed(w http.ResponseWriter, r *http.Request, g *waitroom.Gate, name, what string, detail any) {
+	if err := g.Refresh(r.Context(), name); err != nil {
+		a.storeFailed(w, "refreshing after a change", err)
+		return
+	}
+	b, _ := json.Marshal(detail)
+	a.Log.Info(what, zap.String("room", name), zap.String("change", string(b)))
+	writeJSON(w, http.StatusOK, a.view(g, name))
+}
+
+func (a *admin) admitNow(w http.ResponseWriter, r *http.Request) {
+	g, name, ok := a.room(w, r)
+	var body struct {
+		Count *int `json:"count"`
+	}
+	if !ok || !decode(w, r, &body) {
+		return
+	}
+	if body.Count == nil || *body.Count < 1 || *body.Count > 100_000 {
+		apiError(w, http.StatusBadRequest, "count: must be from 1 to 100000")
+		return
+	}
+	res, err := g.AdmitNow(r.Context(), name, *body.Count)
+	if err != nil {
+		a.storeFailed(w, "admitting now", err)
+		return
+	}
+	a.Log.Info("admitted by the admin API", zap.String("room", name), zap.Int("asked", *body.Count), zap.Int("admitted", res.Admitted))
+	_ = g.Refresh(r.Context(), name)
+	writeJSON(w, http.StatusOK, map[string]any{"asked": *body.Count, "admitted": res.Admitted, "abandoned": res.Abandoned, "room": a.view(g, name)})
+}
+
+func (a *admin) release(w http.ResponseWriter, r *http.Request) {
+	g, name, ok := a.room(w, r)
+	var body struct {
+		Visitor string `json:"visitor"`
+	}
+	if !ok || !decode(w, r, &body) {
+		return
+	}
+	if body.Visitor == "" || len(body.Visitor) > 64 {
+		apiError(w, http.StatusBadRequest, "visitor: must be a visitor id (the Waitroom-Visitor header the site received)")
+		return
+	}
+	err := g.Release(r.Context(), name, body.Visitor, "admin")
+	switch {
+	case errors.Is(err, waitroom.ErrNotFound):
+		apiError(w, http.StatusNotFound, "visitor: no session or place in "+quote(name))
+		return
+	case err != nil:
+		a.storeFailed(w, "releasing", err)
+		return
+	}
+	a.Log.Info("released by the admin API", zap.String("room", name), zap.String("visitor", body.Visitor))
+	_ = g.Refresh(r.Context(), name)
+	writeJSON(w, http.StatusOK, map[string]any{"released": body.Visitor, "room": a.view(g, name)})
+}
+
+// jsonProblem words a decoding error by the field it concerns.
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	var syn *json.SyntaxError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s: want a %s, got a JSON %s", typ.Field, typ.Type, typ.Value)
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON at byte %d", syn.Offset)
+	case errors.As(err, &tooBig):
+		return fmt.Sprintf("larger than %d bytes", tooBig.Limit)
+	case errors.Is(err, io.EOF):
+		return "empty body; want a JSON object"
+	}
+	// json's own wording for unknown fields names them: json: unknown field "x".
+	return strings.TrimPrefix(err.Error(), "json: ")
+}

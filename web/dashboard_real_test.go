@@ -1,0 +1,99 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/memstore"
+)
+
+// TestDashboard_RealAPI signs in to the dashboard served by the real admin
+// handler over a real gate and store, and checks that the room card shows
+// the numbers the API returns.
+func TestDashboard_RealAPI(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium)")
+		}
+		t.Skip("no chromium in PATH; install Debian's chromium to run the browser test")
+	}
+	const token = "real-admin-token-0123456789"
+	gate, store := realGate(t)
+	ctxb := context.Background()
+	lim := waitroom.Limits{MaxActive: 3, SessionTTL: time.Hour, AbandonAfter: time.Hour}
+	for range 7 { // three go in, four wait
+		if _, err := store.Decide(ctxb, "concert", lim, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := gate.Refresh(ctxb, "concert"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAdmin(AdminOptions{Token: token, Gate: func() *waitroom.Gate { return gate }, Pages: newPages(t)}))
+	defer srv.Close()
+
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/api/rooms", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api struct{ Rooms []RoomView }
+	err = json.NewDecoder(resp.Body).Decode(&api)
+	resp.Body.Close()
+	if err != nil || len(api.Rooms) != 1 || api.Rooms[0].Waiting != 4 || api.Rooms[0].Active != 3 {
+		t.Fatalf("the API: %+v, %v", api, err)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	ctx, cancel = chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()))
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	_, problems := watchPage(ctx)
+	run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"),
+		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.CSS("#signin button")))
+	waitJS(t, ctx, `document.querySelector('article.room [data-f="waiting"]')?.textContent === '4'`, "the card's numbers")
+	cards, err := chromedp.Run(ctx, chromedp.Evaluate[[]cardText](`[...document.querySelectorAll('article.room')].map(a => {
+		const f = k => a.querySelector('[data-f="' + k + '"]').textContent;
+		return {room: a.dataset.room, waiting: f('waiting'), active: f('active'), max: f('max'), mode: f('mode'),
+			rate: f('rate'), override: !a.querySelector('[data-f=override]').hidden};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := api.Rooms[0]
+	want := cardText{r.Name, thousands(int(r.Waiting)), thousands(int(r.Active)), thousands(r.Effective.MaxActive), "FIFO", thousands(int(r.LastMinute)), false}
+	if len(cards) != 1 || cards[0] != want {
+		t.Fatalf("the card shows %+v, the API said %+v", cards, want)
+	}
+	problems.check(t)
+}
+
+func realGate(t *testing.T) (*waitroom.Gate, waitroom.Store) {
+	store := memstore.New()
+	t.Cleanup(func() { _ = store.Close() })
+	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := waitroom.Room{Name: "concert", Tick: time.Second, Mode: waitroom.ModeFIFO,
+		Limits: waitroom.Limits{MaxActive: 3, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
+	resp := NewResponder(newPages(t), map[string]Page{"concert": {Title: "Concert", Locale: "en"}})
+	return waitroom.NewGate(store, tickets, resp, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.NewNop()), store
+}

@@ -1,0 +1,300 @@
+// dashboard.js runs the operator's dashboard: it asks for the admin token once
+// (kept in this tab's sessionStorage), polls the admin API for the rooms every
+// few seconds and for their 15-minute history less often, never with two
+// requests of one kind in flight, draws the history as SVG polylines and sends
+// the controls' changes. What it shows is set with textContent or SVG
+// attributes; nothing from the API becomes markup.
+(function () {
+  'use strict';
+  const $ = (id) => document.getElementById(id);
+  const app = $('app'), API = app.dataset.api, KEY = 'waitroom.admin.token';
+  const ROOMS_MS = Number(app.dataset.roomsEvery) || 3000;
+  const HISTORY_MS = Number(app.dataset.historyEvery) || 10000;
+  const SPAN = 15 * 60 * 1000; // what the charts cover
+  const CHARTS = { waiting: 'Waiting', active: 'Active', admitted_per_minute: 'Admitted per minute' };
+  const MODES = { fifo: 'FIFO', random: 'Random', paused: 'Paused', reject: 'Rejecting', passthrough: 'Passthrough' };
+  const fmt = new Intl.NumberFormat('en-US'), compact = new Intl.NumberFormat('en-US', { notation: 'compact' });
+  const PAUSE = 'Pause admissions to "{}"?\nNobody new gets in until you resume; people inside stay inside.';
+  const RESET = 'Reset "{}" to its configuration?\nThis drops the runtime override on every instance.';
+  let cards = {}, memToken = '', lastOK = 0;
+
+  const num = (n) => (Number.isFinite(n) ? fmt.format(n) : '—');
+  const setText = (el, s) => { if (el.textContent !== s) el.textContent = s; };
+  const say = (el, msg, ok) => { el.textContent = msg; el.classList.toggle('ok', !!ok); }; // next to a control
+  const banner = (msg) => { $('banner').textContent = msg; $('banner').hidden = !msg; };
+
+  // The token lives in sessionStorage, or in memory where storage is blocked.
+  function token() { try { return sessionStorage.getItem(KEY) || ''; } catch (e) { return memToken; } }
+  function setToken(t) {
+    memToken = t;
+    try { t ? sessionStorage.setItem(KEY, t) : sessionStorage.removeItem(KEY); } catch (e) { /* memory only */ }
+  }
+
+  // call sends one API request and resolves to its JSON; a 401 signs out,
+  // any other failure rejects with the API's own message.
+  async function call(method, path, body) {
+    const ctl = new AbortController(), timer = setTimeout(() => ctl.abort(), 8000);
+    const headers = { Authorization: 'Bearer ' + token(), Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    try {
+      const res = await fetch(API + path, { method, headers, cache: 'no-store', credentials: 'omit',
+        signal: ctl.signal, body: body === undefined ? undefined : JSON.stringify(body) });
+      const data = await res.json().catch(() => null); // errors may come without JSON
+      if (res.status === 401) {
+        signOut('The token was refused. Enter the admin token again.');
+        throw Object.assign(new Error('signed out'), { auth: true });
+      }
+      if (!res.ok) throw new Error((data && data.error) || 'HTTP ' + res.status);
+      return data;
+    } catch (e) {
+      throw e.name === 'AbortError' ? new Error('no answer within 8 s') : e;
+    } finally { clearTimeout(timer); }
+  }
+
+  // poller runs fn every ms milliseconds, counted from the end of the last
+  // run, so a slow API never gets a second request on top of the first; a
+  // kick during a run asks for one more run right after it.
+  function poller(fn, ms) {
+    let timer = 0, running = false, again = false, on = false;
+    async function run() {
+      clearTimeout(timer);
+      if (!on) return;
+      if (running) { again = true; return; }
+      running = true;
+      try { await fn(); } catch (e) { /* fn reports its own trouble */ }
+      running = false;
+      if (again && on) { again = false; run(); } else if (on) timer = setTimeout(run, ms);
+    }
+    return { start() { on = true; run(); }, stop() { on = again = false; clearTimeout(timer); }, kick: run };
+  }
+  const roomsPoll = poller(loadRooms, ROOMS_MS), historyPoll = poller(loadHistory, HISTORY_MS);
+
+  async function loadRooms() {
+    try {
+      const data = await call('GET', '/rooms');
+      lastOK = Date.now();
+      banner('');
+      render((data && data.rooms) || []);
+    } catch (e) {
+      if (!e.auth) banner('Cannot reach the admin API (' + e.message + '). Retrying…');
+    }
+    live();
+  }
+
+  async function loadHistory() {
+    await Promise.all(Object.keys(cards).map(async (name) => {
+      try {
+        const h = await call('GET', '/rooms/' + encodeURIComponent(name) + '/history');
+        if (cards[name]) { cards[name].hist = h; draw(cards[name]); }
+      } catch (e) { /* the charts keep their last picture */ }
+    }));
+  }
+
+  // live says whether the numbers are fresh: a silent API turns it amber.
+  function live() {
+    const el = $('live'), age = Date.now() - lastOK, fresh = lastOK && age < Math.max(10000, 3 * ROOMS_MS);
+    el.classList.toggle('stale', !fresh);
+    setText($('live-text'), !lastOK ? 'Connecting…'
+      : fresh ? 'Live · every ' + ROOMS_MS / 1000 + ' s' : 'No update for ' + Math.round(age / 1000) + ' s');
+    if (lastOK) el.title = 'Last update ' + new Date(lastOK).toLocaleTimeString([], { hour12: false });
+  }
+
+  function render(list) {
+    const box = $('rooms'), seen = new Set();
+    list.forEach((r, i) => {
+      seen.add(r.name);
+      let c = cards[r.name];
+      if (!c) { c = cards[r.name] = card(r.name); historyPoll.kick(); }
+      // Move a card only when the order changed: moving drops an input's focus.
+      if (box.children[i] !== c.el) box.insertBefore(c.el, box.children[i] || null);
+      update(c, r);
+    });
+    Object.keys(cards).filter((n) => !seen.has(n)).forEach((n) => { cards[n].el.remove(); delete cards[n]; });
+    $('empty').hidden = list.length > 0;
+  }
+
+  function card(name) {
+    const el = $('card').content.firstElementChild.cloneNode(true);
+    const c = { name, el, f: {}, err: {}, room: null, hist: null };
+    el.dataset.room = name;
+    el.querySelectorAll('[data-f]').forEach((n) => { c.f[n.dataset.f] = n; });
+    el.querySelectorAll('[data-err]').forEach((n) => { c.err[n.dataset.err] = n; });
+    wire(c);
+    return c;
+  }
+
+  function update(c, r) {
+    const f = c.f, eff = r.effective || {}, cfg = r.configured || {}, mode = r.mode || 'fifo', t = r.totals || {};
+    c.room = r;
+    setText(f.title, r.title || r.name);
+    setText(f.name, r.name);
+    setText(f.mode, MODES[mode] || mode);
+    f.mode.className = 'badge mode-' + mode;
+    f.override.hidden = !r.override;
+    f.store.hidden = r.store_up !== false;
+    setText(f.waiting, num(r.waiting));
+    setText(f.active, num(r.active));
+    setText(f.max, num(eff.max_active));
+    const full = eff.max_active > 0 ? r.active / eff.max_active : r.active > 0 ? 1 : 0;
+    f.fill.setAttribute('width', Math.min(100, Math.max(0, full * 100)).toFixed(1) + '%');
+    setText(f.rate, num(r.admitted_last_minute));
+    setText(f['rate-cfg'], eff.admit_rate && eff.admit_rate !== cfg.admit_rate
+      ? 'now ' + eff.admit_rate + ' · configured ' + cfg.admit_rate : 'configured ' + (cfg.admit_rate || '—'));
+    setText(f.eta, r.waiting === 0 ? 'no line' : wait(r.eta_back_seconds));
+    setText(f['eta-note'], mode === 'paused' ? 'none while paused' : mode === 'reject' ? 'room closed' : 'estimated');
+    setText(f.totals, ['joined', 'admitted', 'released', 'expired', 'abandoned']
+      .map((k) => k[0].toUpperCase() + k.slice(1) + ' ' + num(t[k])).join(' · '));
+    setText(f['override-note'], overrideNote(r.override));
+    const btn = c.el.querySelector('[data-act="mode"]'), paused = mode === 'paused';
+    setText(btn, paused ? 'Resume admissions' : 'Pause admissions');
+    btn.classList.toggle('primary', paused);
+    c.el.querySelector('[data-act="reset"]').disabled = !r.override;
+    sync(c, 'max_active', eff.max_active);
+    sync(c, 'admit_rate', eff.admit_rate);
+    if (c.hist) draw(c);
+  }
+
+  function wait(s) {
+    const m = Math.round(s / 60);
+    if (typeof s !== 'number' || s < 0) return '—';
+    return s < 60 ? '< 1 min' : m < 60 ? m + ' min' : Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
+  }
+
+  function overrideNote(o) {
+    if (!o) return 'Running on the configuration file.';
+    const parts = [o.max_active != null && 'max active ' + num(o.max_active), o.admit_rate && 'admit rate ' + o.admit_rate,
+      o.mode && 'mode ' + o.mode].filter(Boolean);
+    const at = new Date(o.changed || NaN);
+    const since = isNaN(at) ? '' : ' since ' + at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+    return 'Override' + since + ': ' + (parts.join(', ') || 'message only') + '.';
+  }
+
+  // sync shows the value in effect in a limit's input unless the operator
+  // is editing it; an edited, unapplied input stays marked as dirty.
+  function sync(c, act, v) {
+    const input = c.el.querySelector('form[data-act="' + act + '"] input');
+    if (document.activeElement === input || input.classList.contains('dirty')) return;
+    input.value = v == null ? '' : String(v);
+  }
+
+  function wire(c) {
+    const path = (s) => '/rooms/' + encodeURIComponent(c.name) + (s || '');
+    const title = () => (c.room && c.room.title) || c.name;
+    c.el.querySelector('[data-act="mode"]').addEventListener('click', (e) => {
+      const r = c.room || {}, cfg = (r.configured && r.configured.mode) || 'fifo';
+      // Resume to the configured mode, or fifo if the file itself pauses.
+      if (r.mode === 'paused') send(c, e.currentTarget, 'mode', 'PATCH', path(), { mode: cfg === 'paused' ? 'fifo' : cfg });
+      else if (confirm(PAUSE.replace('{}', title))) send(c, e.currentTarget, 'mode', 'PATCH', path(), { mode: 'paused' });
+    });
+    c.el.querySelector('[data-act="reset"]').addEventListener('click', (e) => {
+      if (confirm(RESET.replace('{}', title))) send(c, e.currentTarget, 'mode', 'DELETE', path('/overrides'));
+    });
+    c.el.querySelectorAll('form').forEach((form) => {
+      const act = form.dataset.act, input = form.querySelector('input'), admit = act === 'admit';
+      input.addEventListener('input', () => input.classList.add('dirty'));
+      form.addEventListener('submit', async (e) => {
+        e.preventDefault();
+        const v = input.value.trim(), n = Number(v);
+        if (act !== 'admit_rate' && !(Number.isInteger(n) && n >= (admit ? 1 : 0))) {
+          say(c.err[act], 'Enter a whole number' + (admit ? ' of 1 or more.' : ', 0 or more.'));
+          return;
+        }
+        const body = admit ? { count: n } : { [act]: act === 'admit_rate' ? v : n };
+        const data = await send(c, form.querySelector('button'), act, admit ? 'POST' : 'PATCH', path(admit ? '/admit' : ''), body);
+        if (data === false) return;
+        input.classList.remove('dirty');
+        if (!admit) return;
+        const of = data && data.asked > data.admitted ? ' of ' + num(data.asked) + ': max active reached.' : '.';
+        say(c.err[act], data && Number.isFinite(data.admitted) ? 'Let in ' + num(data.admitted) + of : 'Sent.', true);
+      });
+    });
+  }
+
+  // send makes one change and refreshes the cards at once; an error is shown
+  // next to the control that caused it.
+  async function send(c, btn, key, method, path, body) {
+    say(c.err[key], '');
+    btn.disabled = true;
+    try {
+      const data = await call(method, path, body);
+      roomsPoll.kick();
+      return data;
+    } catch (e) {
+      if (!e.auth) say(c.err[key], e.message);
+      return false;
+    } finally { btn.disabled = false; }
+  }
+
+  // perMinute reads an admit_rate such as "300/m"; "unlimited" is 0.
+  function perMinute(rate) {
+    const m = /^(\d+)\/([smh])$/.exec(rate || '');
+    return m ? Number(m[1]) * { s: 60, m: 1, h: 1 / 60 }[m[2]] : 0;
+  }
+
+  // nice rounds a chart's top up to 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
+  // power of ten.
+  function nice(v) {
+    const p = Math.pow(10, Math.floor(Math.log10(v)));
+    return [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].find((s) => s * p >= v) * p;
+  }
+
+  // draw puts the last 15 minutes into the card's three charts: x is time
+  // up to the newest point, y runs from 0 to a round number above the peak
+  // and above the limit, which is drawn dashed for active and admissions.
+  function draw(c) {
+    const pts = (c.hist && c.hist.points) || [], eff = (c.room && c.room.effective) || {};
+    const end = pts.length ? Date.parse(pts[pts.length - 1].t) : 0, start = end - SPAN;
+    for (const k of Object.keys(CHARTS)) {
+      const fig = c.el.querySelector('.chart[data-k="' + k + '"]');
+      const xy = pts.map((p) => [(Date.parse(p.t) - start) / SPAN * 300, p[k]])
+        .filter((q) => q[0] >= 0 && typeof q[1] === 'number');
+      const vals = xy.map((q) => q[1]), last = vals[vals.length - 1], peak = Math.max(0, ...vals);
+      const ref = k === 'active' ? eff.max_active : k === 'admitted_per_minute' ? perMinute(eff.admit_rate) : 0;
+      const top = nice(1.1 * Math.max(1, ref || 0, peak));
+      const y = (v) => (79 - v / top * 78).toFixed(1);
+      const line = xy.map((q) => q[0].toFixed(1) + ',' + y(q[1])).join(' ');
+      fig.querySelector('.line').setAttribute('points', line);
+      fig.querySelector('.area').setAttribute('points', xy.length
+        ? xy[0][0].toFixed(1) + ',80 ' + line + ' ' + xy[xy.length - 1][0].toFixed(1) + ',80' : '');
+      fig.querySelector('.ref').setAttribute('points', ref > 0 ? '0,' + y(ref) + ' 300,' + y(ref) : '');
+      setText(c.f['top-' + k], compact.format(top));
+      setText(c.f['now-' + k], vals.length ? num(last) : '');
+      setText(c.f['ref-' + k], ref > 0 ? 'limit ' + num(ref) : '');
+      c.f['ref-' + k].hidden = !(ref > 0);
+      fig.querySelector('svg').setAttribute('aria-label', CHARTS[k] + ', last 15 minutes: ' + (vals.length
+        ? 'from ' + num(vals[0]) + ' to ' + num(last) + ', peak ' + num(peak) : 'no data yet'));
+    }
+  }
+
+  function showSignin(msg) {
+    roomsPoll.stop();
+    historyPoll.stop();
+    Object.values(cards).forEach((c) => c.el.remove());
+    cards = {};
+    lastOK = 0;
+    banner('');
+    $('signin').hidden = false;
+    $('signout').hidden = $('live').hidden = $('empty').hidden = true;
+    $('signin-err').textContent = msg || '';
+    $('token').focus();
+  }
+  function signOut(msg) { setToken(''); showSignin(msg); }
+  function start() {
+    $('signin').hidden = true;
+    $('signout').hidden = $('live').hidden = false;
+    live();
+    roomsPoll.start(); // its first answer makes the cards, which kicks historyPoll
+    historyPoll.start();
+  }
+
+  $('signin').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const t = $('token').value.trim();
+    $('token').value = '';
+    if (t) { setToken(t); start(); }
+  });
+  $('signout').addEventListener('click', () => signOut(''));
+  document.addEventListener('visibilitychange', () => { if (!document.hidden && token()) roomsPoll.kick(); });
+  setInterval(live, 1000);
+  token() ? start() : showSignin('');
+})();
