@@ -7,58 +7,83 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
-	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/web"
 )
 
-// App is one gateway: the visitor listener, the rooms' admitters and the
-// store they share.
+// App is one gateway: the visitor and admin listeners, the rooms'
+// admitters, and the store they share. What a configuration builds lives in
+// a runtime that a reload swaps whole.
 type App struct {
-	cfg      *Config
 	log      *zap.Logger
 	store    waitroom.Store
-	gate     *waitroom.Gate
-	tickets  *waitroom.Tickets
-	server   *http.Server
-	listener net.Listener
-	shutdown time.Duration
+	metrics  *metrics.Metrics
+	rt       atomic.Pointer[runtime]
+	swapped  chan struct{} // a reload swapped the runtime: restart the admitters
+	path     string        // the file to reload from; "" for none
+	reloadMu sync.Mutex
+
+	server, admin     *http.Server
+	listener, adminLn net.Listener
+	shutdown          time.Duration
+
+	keysOnce sync.Once
+	keys     waitroom.KeyPair
 }
 
 // NewApp wires a validated configuration into a gateway and opens its
-// listener, so Addr is known before Run.
-func NewApp(cfg *Config, log *zap.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, shutdown: mustDuration(cfg.Server.ShutdownTimeout)}
+// listeners, so their addresses are known before Run.
+func NewApp(cfg *Config, log *zap.Logger) (a *App, err error) {
+	a = &App{log: log, metrics: metrics.New(), swapped: make(chan struct{}, 1), shutdown: mustDuration(cfg.Server.ShutdownTimeout)}
 	store, err := openStore(cfg.Store, log)
 	if err != nil {
 		return nil, err
 	}
-	a.store = store
-	handler, err := a.build()
+	a.store = metrics.Store(store, a.metrics)
+	defer func() {
+		if err != nil {
+			_ = a.Close()
+		}
+	}()
+	rt, err := a.build(cfg)
 	if err != nil {
-		_ = a.store.Close()
 		return nil, err
 	}
+	a.rt.Store(rt)
 	a.server = &http.Server{
-		Handler:           handler,
+		Handler:           chain(&frontDoor{app: a}, recoverer(log, rt.pages)),
 		ReadHeaderTimeout: mustDuration(cfg.Server.ReadHeaderTimeout),
 		IdleTimeout:       mustDuration(cfg.Server.IdleTimeout),
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          stdLog(log.Named("http")),
 	}
-	a.listener, err = net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		_ = a.store.Close()
+	if a.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	if cfg.Admin.Listen == "" {
+		return a, nil
+	}
+	a.admin = &http.Server{
+		Handler: web.NewAdmin(web.AdminOptions{
+			Token: cfg.Admin.Token, Gate: func() *waitroom.Gate { return a.rt.Load().gate },
+			Pages: rt.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"),
+		}),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: stdLog(log.Named("admin")),
+	}
+	if a.adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+		return nil, fmt.Errorf("listening on admin.listen %s: %w", cfg.Admin.Listen, err)
 	}
 	return a, nil
 }
@@ -77,120 +102,28 @@ func openStore(c StoreConfig, log *zap.Logger) (waitroom.Store, error) {
 	return s, nil
 }
 
-// build makes everything a request passes through: tickets, pages, the gate,
-// one reverse proxy per upstream, the router and the bypass rules.
-func (a *App) build() (http.Handler, error) {
-	cookie, keys, err := a.cfg.Cookie.Build()
-	if err != nil {
-		return nil, err
-	}
-	if len(keys) == 0 {
+// randomKeys are the ticket keys used when none are configured: made once
+// per process, so a reload does not void every ticket.
+func (a *App) randomKeys() waitroom.KeyPair {
+	a.keysOnce.Do(func() {
 		a.log.Warn("cookie.hash_keys and cookie.block_keys are empty: using random keys; " +
 			"every visitor loses their place when waitroom restarts. Set keys for production " +
 			"(openssl rand -base64 32)")
-		keys = []waitroom.KeyPair{waitroom.GenerateKeyPair()}
-	}
-	tickets, err := waitroom.NewTickets(cookie, keys)
-	if err != nil {
-		return nil, err
-	}
-	a.tickets = tickets
-	pages, err := web.New()
-	if err != nil {
-		return nil, err
-	}
-	rooms, roomPages := a.rooms()
-	resp := web.NewResponder(pages, roomPages)
-	a.gate = waitroom.NewGate(a.store, tickets, resp, rooms, waitroom.OnError(a.cfg.Store.OnError), a.log.Named("gate"))
-
-	var trusted []netip.Prefix
-	for _, c := range a.cfg.Server.TrustedProxies {
-		p, _ := proxy.ParsePrefix(c) // validated
-		trusted = append(trusted, p)
-	}
-	bypass, err := proxy.NewBypass(a.cfg.Bypass)
-	if err != nil {
-		return nil, err
-	}
-	var drop []string
-	if h := bypass.HeaderName(); h != "" {
-		drop = append(drop, h) // the bypass secret is for waitroom, not the site
-	}
-	upstreams := make(map[string]http.Handler, len(a.cfg.Upstreams))
-	for name, uc := range a.cfg.Upstreams {
-		up, err := proxy.NewUpstream(name, uc, proxy.Options{
-			Log:            a.log.Named("proxy"),
-			ErrorPage:      pages.Error,
-			OnRelease:      a.release,
-			OwnCookie:      a.ownCookie(tickets),
-			TrustedProxies: trusted,
-			DropHeaders:    drop,
-			OnUpgrade:      a.gate.KeepAlive,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("upstreams.%s: %w", name, err)
-		}
-		upstreams[name] = up
-	}
-	router, err := proxy.NewRouter(a.cfg.Routes)
-	if err != nil {
-		return nil, err
-	}
-	a.gate.RoomOf = func(r *http.Request, path string) string {
-		clean, err := proxy.CleanPath(path)
-		if err != nil {
-			return ""
-		}
-		route, _ := router.Match(r.Host, clean)
-		return route.Room
-	}
-	front := &frontDoor{router: router, bypass: bypass, upstreams: upstreams, gate: a.gate, pages: pages}
-	return chain(front, recoverer(a.log, pages)), nil
+		a.keys = waitroom.GenerateKeyPair()
+	})
+	return a.keys
 }
 
-// ownCookie claims only the cookies of configured rooms, so a site cookie
-// that happens to start with "waitroom_" still reaches the site.
-func (a *App) ownCookie(t *waitroom.Tickets) func(string) bool {
-	names := make(map[string]bool, len(a.cfg.Rooms))
-	for room := range a.cfg.Rooms {
-		names[t.CookieName(room)] = true
+// ready is /readyz: a configuration is in service and the store answers.
+func (a *App) ready(ctx context.Context) error {
+	if a.rt.Load() == nil {
+		return errors.New("no configuration loaded")
 	}
-	return func(name string) bool { return names[name] }
+	return a.store.Ping(ctx)
 }
 
-func (a *App) rooms() ([]waitroom.Room, map[string]web.Page) {
-	rooms := make([]waitroom.Room, 0, len(a.cfg.Rooms))
-	pages := make(map[string]web.Page, len(a.cfg.Rooms))
-	for _, name := range sortedKeys(a.cfg.Rooms) {
-		rc := a.cfg.Rooms[name]
-		room, _ := rc.RoomConfig.Build(name) // validated
-		page, _ := rc.Page.Build()
-		room.Refresh = page.Refresh
-		rooms = append(rooms, room)
-		pages[name] = page
-	}
-	return rooms, pages
-}
-
-// release ends the session of the visitor an upstream response named with
-// "Waitroom-Command: release", and ends its ticket too: a finished visitor
-// who comes back joins at the back, and its cookie no longer carries an
-// admission that store.on_error: closed would honour.
-func (a *App) release(res *http.Response) {
-	r := res.Request
-	room, visitor := r.Header.Get(waitroom.RoomHeader), r.Header.Get(waitroom.VisitorHeader)
-	if room == "" || visitor == "" {
-		return
-	}
-	a.tickets.Expire(res.Header, room)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-	defer cancel()
-	if err := a.store.Release(ctx, room, visitor); err != nil && !errors.Is(err, waitroom.ErrNotFound) {
-		a.log.Warn("releasing on upstream command", zap.String("room", room), zap.String("visitor", visitor), zap.Error(err))
-		return
-	}
-	a.log.Info("released on upstream command", zap.String("room", room), zap.String("visitor", visitor))
-}
+// current is the runtime in service.
+func (a *App) current() *runtime { return a.rt.Load() }
 
 // stdLog routes net/http's own complaints (TLS handshakes, bad requests) to
 // zap at warn.
@@ -205,37 +138,85 @@ func stdLog(log *zap.Logger) *stdlog.Logger {
 // Addr is the visitor listener's address.
 func (a *App) Addr() net.Addr { return a.listener.Addr() }
 
-// Run serves visitors and runs the admitters until ctx is done, then drains
-// in-flight requests for up to server.shutdown_timeout.
-func (a *App) Run(ctx context.Context) error {
-	a.log.Info("waitroom listening", zap.String("addr", a.Addr().String()), zap.Int("rooms", len(a.cfg.Rooms)), zap.String("version", buildVersion()))
-	g, gctx := errgroup.WithContext(ctx)
-	for _, ad := range a.gate.Admitters() {
-		g.Go(func() error { return ad.Run(gctx) })
+// AdminAddr is the admin listener's address; nil when it is off.
+func (a *App) AdminAddr() net.Addr {
+	if a.adminLn == nil {
+		return nil
 	}
-	g.Go(func() error {
-		if err := a.server.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serving visitors: %w", err)
-		}
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		a.log.Info("shutting down; draining in-flight requests", zap.Duration("timeout", a.shutdown))
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.shutdown)
-		defer cancel()
-		if err := a.server.Shutdown(sctx); err != nil {
-			// Past the deadline: cut what is left, WebSockets included.
-			_ = a.server.Close()
-			return fmt.Errorf("draining requests: %w", err)
-		}
-		return nil
-	})
+	return a.adminLn.Addr()
+}
+
+// Run serves visitors and the admin API and runs the admitters until ctx is
+// done, then drains in-flight requests for up to server.shutdown_timeout.
+// SIGHUP, and a change of the watched file, reload the configuration.
+func (a *App) Run(ctx context.Context) error {
+	a.log.Info("waitroom listening", zap.String("addr", a.Addr().String()),
+		zap.Int("rooms", len(a.current().cfg.Rooms)), zap.String("version", buildVersion()))
+	hup, stop := hangups()
+	defer stop()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { a.runAdmitters(gctx); return nil })
+	g.Go(func() error { a.watchSignals(gctx, hup); return nil })
+	serve := func(srv *http.Server, ln net.Listener, what string) {
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serving %s: %w", what, err)
+			}
+			return nil
+		})
+		g.Go(func() error { return a.drain(ctx, gctx, srv, what) })
+	}
+	serve(a.server, a.listener, "visitors")
+	if a.admin != nil {
+		serve(a.admin, a.adminLn, "the admin API")
+	}
 	return g.Wait()
 }
 
-// Close releases the store. Run must have returned.
+// drain shuts srv down once gctx is done, waiting for in-flight requests
+// up to the shutdown timeout, then cutting what is left (WebSockets too).
+func (a *App) drain(ctx, gctx context.Context, srv *http.Server, what string) error {
+	<-gctx.Done()
+	a.log.Info("shutting down; draining in-flight requests", zap.String("listener", what), zap.Duration("timeout", a.shutdown))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("draining %s: %w", what, err)
+	}
+	return nil
+}
+
+// runAdmitters runs the admitters of the runtime in service, and restarts
+// them on the new one after every reload.
+func (a *App) runAdmitters(ctx context.Context) {
+	for {
+		rctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for _, ad := range a.current().gate.Admitters() {
+			wg.Go(func() { _ = ad.Run(rctx) })
+		}
+		select {
+		case <-ctx.Done():
+		case <-a.swapped:
+		}
+		cancel()
+		wg.Wait()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// Close releases the listeners and the store. Run must have returned.
 func (a *App) Close() error {
-	_ = a.listener.Close()
+	for _, ln := range []net.Listener{a.listener, a.adminLn} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+	if a.store == nil {
+		return nil
+	}
 	return a.store.Close()
 }

@@ -20,7 +20,7 @@ func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 	up, srv := newUpstream(t)
 	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 10\n    tick: 50ms\n    page: { refresh: 1s }"))
 	codec := testTickets(t)
-	room := app.cfg.Rooms["concert"]
+	room := app.current().cfg.Rooms["concert"]
 	lim := mustRoom(t, room).Limits
 
 	visitors := make([]*visitor, n)

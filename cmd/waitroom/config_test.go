@@ -62,7 +62,7 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	}
 	for _, key := range []string{"read_header_timeout", "max_header_bytes", "on_error", "hash_keys", "same_site", "max_age",
 		"dial_timeout", "max_active", "admit_rate", "admit_burst", "session_ttl", "abandon_after", "tick", "status_code",
-		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret"} {
+		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen"} {
 		if !bytes.Contains(doc, []byte(key+":")) {
 			t.Errorf("configs/waitroom.yaml does not document %q", key)
 		}
@@ -132,6 +132,9 @@ func TestConfig_Bad(t *testing.T) {
 		{"unset env", `url: "http://127.0.0.1:3000"`, `url: "${NOT_SET_ANYWHERE}"`, "upstreams.shop.url: environment variable NOT_SET_ANYWHERE is not set"},
 		{"bad store", "bypass:", "store: { kind: mysql }\nbypass:", `store.kind: must be "memory"`},
 		{"bad listen", `listen: "127.0.0.1:0"`, `listen: "8080"`, "listen: want host:port"},
+		{"public admin without a token", `listen: "127.0.0.1:0"`, `listen: "127.0.0.1:0"` + "\nadmin: { listen: \"0.0.0.0:9090\" }", "admin.token: required when listen is not a loopback address"},
+		{"short admin token", `listen: "127.0.0.1:0"`, `listen: "127.0.0.1:0"` + "\nadmin: { token: short }", "admin.token: must be at least 16 characters"},
+		{"bad mode", "max_active: 500", "max_active: 500\n    mode: sideways", `rooms.concert.mode: must be "fifo"`},
 		{"upper-case key", `listen: "127.0.0.1:0"`, `Listen: "127.0.0.1:0"`, `Listen: keys are lower case; did you mean "listen"?`},
 		{"bad cidr", `paths: ["/static/"]`, `paths: ["/static/"]` + "\n  cidrs: [\"10.0.0.0/33\"]", "bypass.cidrs[0]"},
 	}

@@ -20,6 +20,7 @@ import (
 // two people inside, six let in per minute.
 const demoConfig = `
 listen: %q
+admin: { listen: %q }
 log: { level: info, format: console }
 cookie: { secure: false }
 upstreams:
@@ -41,6 +42,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "localhost:8080", "address of the waiting room (\":8080\" for every interface)")
+	adminListen := fs.String("admin", "localhost:9090", "address of the dashboard and admin API (loopback only: the demo sets no token)")
 	bots := fs.Int("bots", 4, "simulated visitors who arrive first, so there is a line to watch (0 to 50)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,7 +55,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	d, err := startDemo(*listen, log)
+	d, err := startDemo(*listen, *adminListen, log)
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	url := "http://" + displayAddr(d.app.Addr())
 	fmt.Fprintf(stdout, "\n  waitroom demo: a shop behind a room of 2 visitors, 6 admitted per minute.\n"+
 		"  %d simulated visitors are in line first. Open %s in a browser to join the line,\n"+
-		"  watch your place fall, and get in. Open it in a private window to queue again.\n\n", *bots, url)
+		"  watch your place fall, and get in. Open it in a private window to queue again.\n"+
+		"  The operators' dashboard is at http://%s/admin/ (no token in the demo).\n\n", *bots, url, displayAddr(d.app.AdminAddr()))
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.app.Run(gctx) })
 	g.Go(func() error { runBots(gctx, url, *bots, 15*time.Second, log.Named("bots")); return nil })
@@ -75,14 +78,14 @@ type demo struct {
 }
 
 // startDemo starts the shop on a loopback port and the gateway on listen.
-func startDemo(listen string, log *zap.Logger) (*demo, error) {
+func startDemo(listen, adminListen string, log *zap.Logger) (*demo, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the demo shop: %w", err)
 	}
 	shop := &http.Server{Handler: shopHandler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = shop.Serve(ln) }()
-	cfg, err := parseConfig("demo configuration", fmt.Appendf(nil, demoConfig, listen, "http://"+ln.Addr().String()))
+	cfg, err := parseConfig("demo configuration", fmt.Appendf(nil, demoConfig, listen, adminListen, "http://"+ln.Addr().String()))
 	if err != nil {
 		_ = shop.Close()
 		return nil, err

@@ -13,7 +13,7 @@ import (
 // The demo must start and show a newcomer the waiting room when the
 // simulated visitors fill the room first.
 func TestDemo_ServesTheWaitingRoom(t *testing.T) {
-	d, err := startDemo("127.0.0.1:0", zap.NewNop())
+	d, err := startDemo("127.0.0.1:0", "127.0.0.1:0", zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

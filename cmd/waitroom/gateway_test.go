@@ -20,6 +20,9 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 )
 
+// adminToken guards the test gateways' admin listeners.
+const adminToken = "test-admin-token-0123456789"
+
 // Both test keys are 32 bytes of "0123456789abcdef0123456789abcdef".
 const testKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
@@ -27,6 +30,7 @@ const testKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 func gwConfig(upstream string, room string) string {
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"
+admin: { listen: "127.0.0.1:0", token: %[4]q }
 log: { level: error }
 cookie: { secure: false, hash_keys: [%[3]q], block_keys: [%[3]q] }
 upstreams:
@@ -42,7 +46,7 @@ routes:
   - { path: /, upstream: site }
 bypass:
   paths: [/static/]
-`, upstream, room, testKey)
+`, upstream, room, testKey, adminToken)
 }
 
 // upstreamLog is a site that records who reached it.

@@ -13,16 +13,13 @@ import (
 )
 
 // frontDoor is the visitor listener's handler: clean the path, serve
-// waitroom's own endpoints, route, then bypass, proxy or queue.
-type frontDoor struct {
-	router    *proxy.Router
-	bypass    *proxy.Bypass
-	upstreams map[string]http.Handler
-	gate      *waitroom.Gate
-	pages     *web.Pages
-}
+// waitroom's own endpoints, route, then bypass, proxy or queue. It takes
+// the runtime in service once per request, so a reload never changes the
+// rules under a request.
+type frontDoor struct{ app *App }
 
-func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f := fd.app.current()
 	// Only the gate may tell an upstream who a visitor is.
 	r.Header.Del(waitroom.VisitorHeader)
 	r.Header.Del(waitroom.RoomHeader)
@@ -45,13 +42,14 @@ func (f *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	up := f.upstreams[route.Upstream]
 	if route.Room == "" || f.bypass.Match(r, clean) {
+		fd.app.metrics.Request(route.Room, "bypass")
 		up.ServeHTTP(w, r)
 		return
 	}
 	f.gate.Serve(w, r, route.Room, up)
 }
 
-func (f *frontDoor) endpoint(w http.ResponseWriter, r *http.Request, clean string) {
+func (f *runtime) endpoint(w http.ResponseWriter, r *http.Request, clean string) {
 	switch clean {
 	case waitroom.StatusPath:
 		f.gate.Status(w, r)

@@ -42,6 +42,9 @@ func writeRedacted(w io.Writer, cfg *Config) error {
 	if c.Bypass.Header.Secret != "" {
 		c.Bypass.Header.Secret = redacted
 	}
+	if c.Admin.Token != "" {
+		c.Admin.Token = redacted
+	}
 	if c.Store.Redis.Password != "" {
 		c.Store.Redis.Password = redacted
 	}

@@ -31,9 +31,6 @@ Usage:
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// A SIGHUP (a closed terminal, a reload habit) must not end the
-	// gateway and the line it holds.
-	signal.Ignore(syscall.SIGHUP)
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -112,6 +109,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer app.Close()
+	app.WatchFile(path)
 	return app.Run(ctx)
 }
 

@@ -216,3 +216,29 @@ func waitFor(t testing.TB, within time.Duration, ok func() bool) {
 	}
 	t.Fatalf("condition not met within %v", within)
 }
+
+// An override made through gateway A's admin API takes effect on gateway B
+// within one tick: it lives in Redis, not in A.
+func TestRedis_OverrideReachesEveryInstance(t *testing.T) {
+	srv := redistest.Start(t)
+	_, site := newUpstream(t)
+	cfg := redisConfig(site.URL, "    max_active: 0\n    tick: 100ms", srv.Addr(), "closed", "")
+	a, _ := startGateway(t, cfg)
+	_, baseB := startGateway(t, cfg)
+	v := newVisitor(t, baseB)
+	if s := v.getJSON("/events/1").state(); s != "waiting" {
+		t.Fatalf("joined through B: %s", s)
+	}
+	if code, _, body := newAdmin(t, a).do("PATCH", "/admin/api/rooms/concert", `{"max_active":1}`); code != 200 {
+		t.Fatalf("PATCH through A: %d %s", code, body)
+	}
+	start := time.Now()
+	v.waitAdmitted("concert", 2*time.Second)
+	if took := time.Since(start); took > 300*time.Millisecond {
+		t.Logf("admitted through B %v after the change through A (tick 100ms)", took)
+	}
+	_, m, _ := (&adminClient{t: t, base: "http://" + a.AdminAddr().String(), token: adminToken}).do("GET", "/admin/api/rooms/concert", "")
+	if eff, _ := m["effective"].(map[string]any); num(eff, "max_active") != 1 {
+		t.Fatalf("A's view of the room: %v", m)
+	}
+}

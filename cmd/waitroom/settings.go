@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"sort"
 	"time"
 
@@ -19,6 +20,7 @@ type Config struct {
 	// Listen is the visitor listener's address. Default ":8080".
 	Listen    string                          `mapstructure:"listen" yaml:"listen" json:"listen"`
 	Server    ServerConfig                    `mapstructure:"server" yaml:"server" json:"server"`
+	Admin     AdminConfig                     `mapstructure:"admin" yaml:"admin" json:"admin"`
 	Log       LogConfig                       `mapstructure:"log" yaml:"log" json:"log"`
 	Store     StoreConfig                     `mapstructure:"store" yaml:"store" json:"store"`
 	Cookie    waitroom.CookieConfig           `mapstructure:"cookie" yaml:"cookie" json:"cookie"`
@@ -46,6 +48,46 @@ type ServerConfig struct {
 	ShutdownTimeout string `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout" json:"shutdown_timeout"`
 	// TrustedProxies are the CIDRs whose X-Forwarded-* headers are kept. Default none.
 	TrustedProxies []string `mapstructure:"trusted_proxies" yaml:"trusted_proxies" json:"trusted_proxies"`
+}
+
+// AdminConfig is the operators' listener: JSON API, dashboard, metrics,
+// health.
+type AdminConfig struct {
+	// Listen is its address. Default "127.0.0.1:9090"; "" turns it off.
+	Listen string `mapstructure:"listen" yaml:"listen" json:"listen"`
+	// Token is the bearer token for the API, the dashboard's calls and
+	// /metrics (use ${ENV}); required unless Listen is a loopback address.
+	Token string `mapstructure:"token" yaml:"token" json:"token"`
+}
+
+// minAdminToken is the shortest bearer token accepted: guessing must not pay.
+const minAdminToken = 16
+
+func (c AdminConfig) validate() error {
+	if c.Listen == "" {
+		return nil
+	}
+	var errs []error
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf(`listen: want host:port such as "127.0.0.1:9090", or "" for off, got %q`, c.Listen)
+	}
+	switch {
+	case c.Token != "" && len(c.Token) < minAdminToken:
+		errs = append(errs, fmt.Errorf("token: must be at least %d characters (openssl rand -hex 24)", minAdminToken))
+	case c.Token == "" && !isLoopback(host):
+		errs = append(errs, fmt.Errorf("token: required when listen is not a loopback address, got listen %q", c.Listen))
+	}
+	return errors.Join(errs...)
+}
+
+// isLoopback reports whether a listen host reaches only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // LogConfig sets up zap.
@@ -76,6 +118,7 @@ func DefaultConfig() Config {
 			ReadHeaderTimeout: "10s", IdleTimeout: "120s", MaxHeaderBytes: 64 << 10,
 			ShutdownTimeout: "30s", TrustedProxies: []string{},
 		},
+		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json"},
 		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed), Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),
@@ -98,6 +141,7 @@ func (c *Config) Validate() []string {
 		p = append(p, fmt.Sprintf("listen: want host:port such as \":8080\", got %q", c.Listen))
 	}
 	add("server.", c.Server.validate())
+	add("admin.", c.Admin.validate())
 	add("log.", c.Log.validate())
 	add("store.", c.Store.validate())
 	add("cookie.", c.Cookie.Validate())

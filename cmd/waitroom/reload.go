@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"reflect"
+	"syscall"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/viper"
+	"go.uber.org/zap"
+)
+
+// WatchFile makes the app reload from path on SIGHUP and whenever the file
+// changes (viper's file watch, which follows editors that replace the file).
+func (a *App) WatchFile(path string) {
+	a.path = path
+	w := viper.New()
+	w.SetConfigFile(path)
+	w.SetConfigType("yaml")
+	w.OnConfigChange(func(fsnotify.Event) { a.Reload("file change") })
+	w.WatchConfig()
+}
+
+// hangups registers for SIGHUP; Run calls it before it serves, so that a
+// SIGHUP to a gateway that answers always reloads and never kills it.
+func hangups() (<-chan os.Signal, func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup, func() { signal.Stop(hup) }
+}
+
+// watchSignals reloads on every SIGHUP until ctx is done.
+func (a *App) watchSignals(ctx context.Context, hup <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			a.Reload("SIGHUP")
+		}
+	}
+}
+
+// Reload reads the file again and, if it is valid and different, builds a
+// new runtime completely and swaps it in. Queues stay in the store, requests
+// in flight finish on the runtime they started on, and the admitters
+// restart on the new rooms. An invalid file changes nothing: the problems
+// are logged and counted, and the running configuration stays.
+func (a *App) Reload(why string) error {
+	a.reloadMu.Lock()
+	defer a.reloadMu.Unlock()
+	log := a.log.With(zap.String("trigger", why))
+	if a.path == "" {
+		log.Warn("reload asked, but waitroom was not started from a file")
+		return errors.New("no configuration file to reload")
+	}
+	cfg, err := loadConfig(a.path)
+	if err != nil {
+		a.metrics.Reload("error")
+		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
+		return err
+	}
+	old := a.current()
+	if reflect.DeepEqual(cfg, old.cfg) {
+		a.metrics.Reload("unchanged")
+		log.Debug("configuration unchanged")
+		return nil
+	}
+	restart := needsRestart(old.cfg, cfg)
+	if len(restart) > 0 {
+		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
+		// Keep what only a restart can change, so the runtime says what runs.
+		cfg.Listen, cfg.Store, cfg.Admin, cfg.Server = old.cfg.Listen, old.cfg.Store, old.cfg.Admin, old.cfg.Server
+	}
+	rt, err := a.build(cfg)
+	if err != nil {
+		a.metrics.Reload("error")
+		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
+		return err
+	}
+	rt.gate.Adopt(old.gate)
+	a.rt.Store(rt)
+	for name := range old.cfg.Rooms {
+		if _, ok := cfg.Rooms[name]; !ok {
+			a.metrics.ForgetRoom(name)
+			log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
+		}
+	}
+	select {
+	case a.swapped <- struct{}{}:
+	default: // a restart is already due
+	}
+	old.close()
+	a.metrics.Reload("ok")
+	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
+	return nil
+}
+
+// needsRestart lists the top-level keys whose change a running gateway
+// cannot apply: its listeners and its store.
+func needsRestart(old, cur *Config) []string {
+	var keys []string
+	if old.Listen != cur.Listen {
+		keys = append(keys, "listen")
+	}
+	if !reflect.DeepEqual(old.Store, cur.Store) {
+		keys = append(keys, "store")
+	}
+	if old.Admin != cur.Admin {
+		keys = append(keys, "admin")
+	}
+	if !reflect.DeepEqual(old.Server, cur.Server) {
+		keys = append(keys, "server")
+	}
+	return keys
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// fileGateway runs an App from a config file it watches, with its logs
+// observed.
+func fileGateway(t *testing.T, yaml string, watch bool) (*App, string, string, *observer.ObservedLogs) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "waitroom.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.InfoLevel)
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApp(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if watch {
+		app.WatchFile(path)
+	} else {
+		app.path = path
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = app.Close()
+	})
+	return app, "http://" + app.Addr().String(), path, logs
+}
+
+// rewrite replaces the file the way an editor does: a new file renamed over
+// the old one.
+func rewrite(t *testing.T, path, yaml string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A new max_active in the file applies within two ticks, and the 100
+// visitors in line keep their order.
+func TestReload_FileChangeKeepsEveryPlace(t *testing.T) {
+	_, srv := newUpstream(t)
+	before := gwConfig(srv.URL, "    max_active: 0\n    tick: 200ms")
+	app, base, path, logs := fileGateway(t, before, true)
+	codec := testTickets(t)
+	type held struct {
+		v      *visitor
+		ticket int64
+	}
+	var line []held
+	for range 100 {
+		v := newVisitor(t, base)
+		v.getJSON("/events/")
+		tk, err := codec.Decode("concert", v.cookieValue("concert"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line = append(line, held{v, tk.Number})
+	}
+	sort.Slice(line, func(i, j int) bool { return line[i].ticket < line[j].ticket })
+	rewrite(t, path, strings.Replace(before, "max_active: 0", "max_active: 10", 1))
+	deadline := time.Now().Add(5 * time.Second)
+	for app.current().cfg.Rooms["concert"].MaxActive != 10 {
+		if time.Now().After(deadline) {
+			t.Fatal("the file change was not picked up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2*200*time.Millisecond + 50*time.Millisecond) // two ticks
+	for i, h := range line {
+		r := h.v.getJSON("/.waitroom/status?room=concert")
+		switch {
+		case i < 10 && r.state() != "admitted":
+			t.Fatalf("visitor %d of the line not admitted two ticks after the new limit: %v", i, r.json)
+		case i >= 10 && (r.state() != "waiting" || r.position() != i-9):
+			t.Fatalf("visitor %d of the line: %v, want waiting at %d", i, r.json, i-9)
+		}
+	}
+	if logs.FilterMessage("configuration reloaded").Len() != 1 {
+		t.Fatal("the reload was not logged once")
+	}
+}
+
+// A broken file is logged and counted; the gateway keeps serving on the
+// running configuration. SIGHUP reloads as a file change does.
+func TestReload_BrokenFileKeepsServingAndSIGHUP(t *testing.T) {
+	_, srv := newUpstream(t)
+	good := gwConfig(srv.URL, "    max_active: 1\n    tick: 50ms")
+	app, base, path, logs := fileGateway(t, good, false)
+	newVisitor(t, base).get("/") // serving: SIGHUP is ours now, not the default that kills
+	rewrite(t, path, good+"\nrooms: [this is not: valid\n")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, func() bool {
+		return logs.FilterMessage("configuration not reloaded; the running one stays").Len() == 1
+	})
+	if r := newVisitor(t, base).get("/events/1"); r.body != "site:/events/1" {
+		t.Fatalf("after a broken reload the gateway must still serve: %d", r.status)
+	}
+	_, _, text := newAdmin(t, app).do("GET", "/metrics", "")
+	if !strings.Contains(text, `waitroom_config_reloads_total{result="error"} 1`) {
+		t.Fatalf("the failed reload was not counted:\n%s", grepLines(text, "reload"))
+	}
+	// An unchanged file is a no-op; a changed one applies, again on SIGHUP.
+	rewrite(t, path, strings.Replace(good, "max_active: 1", "max_active: 4", 1))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, func() bool { return app.current().cfg.Rooms["concert"].MaxActive == 4 })
+	if err := app.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if logs.FilterMessage("configuration reloaded").Len() != 1 {
+		t.Fatal("an unchanged file must not reload")
+	}
+}
+
+// A room removed by a reload stops taking visitors; its waiting visitors'
+// pages hear "closed", not an error.
+func TestReload_RemovedRoomIsClosed(t *testing.T) {
+	_, srv := newUpstream(t)
+	before := gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms")
+	app, base, path, _ := fileGateway(t, before, false)
+	v := newVisitor(t, base)
+	v.getJSON("/festival/") // festival has room for 5: admitted
+	w := newVisitor(t, base)
+	w.getJSON("/events/")
+	after := strings.Replace(before, "  - { path: /events/, upstream: site, room: concert }\n", "", 1)
+	after = strings.Replace(after, "  concert:\n    max_active: 0\n    tick: 50ms\n", "", 1)
+	rewrite(t, path, after)
+	if err := app.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	r := w.getJSON("/.waitroom/status?room=concert")
+	if r.status != 200 || r.state() != "closed" {
+		t.Fatalf("a waiting visitor of a removed room: %d %v", r.status, r.json)
+	}
+	if r := v.get("/festival/"); r.body != "site:/festival/" {
+		t.Fatalf("a visitor of a kept room after the reload: %d %q", r.status, r.body)
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
