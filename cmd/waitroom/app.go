@@ -193,7 +193,8 @@ func (a *App) runAdmitters(ctx context.Context) {
 	for {
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		for _, ad := range a.current().gate.Admitters() {
+		gate := a.current().gate
+		for _, ad := range gate.Admitters() {
 			wg.Go(func() { _ = ad.Run(rctx) })
 		}
 		select {
@@ -204,6 +205,13 @@ func (a *App) runAdmitters(ctx context.Context) {
 		wg.Wait()
 		if ctx.Err() != nil {
 			return
+		}
+		// Only now that their admitters stopped may removed rooms' series go.
+		kept := a.current().gate
+		for _, name := range gate.Rooms() {
+			if _, ok := kept.Info(name); !ok {
+				a.metrics.ForgetRoom(name)
+			}
 		}
 	}
 }

@@ -85,7 +85,6 @@ func (a *App) Reload(why string) error {
 	a.rt.Store(rt)
 	for name := range old.cfg.Rooms {
 		if _, ok := cfg.Rooms[name]; !ok {
-			a.metrics.ForgetRoom(name)
 			log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
 		}
 	}
