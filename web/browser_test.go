@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -18,13 +17,7 @@ import (
 // chromium binary it skips on a developer's machine and fails in CI
 // (CI=true), where .ci/run installs Debian's chromium.
 func TestBrowser_PollsAndMovesOn(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium)")
-		}
-		t.Skip("no chromium in PATH; install Debian's chromium to run the browser test")
-	}
+	chromium := requireChromium(t)
 	tests := []struct {
 		name   string
 		admit  int64 // poll number that admits; 0 never

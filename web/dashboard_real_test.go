@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -21,13 +19,7 @@ import (
 // handler over a real gate and store, and checks that the room card shows
 // the numbers the API returns.
 func TestDashboard_RealAPI(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium)")
-		}
-		t.Skip("no chromium in PATH; install Debian's chromium to run the browser test")
-	}
+	chromium := requireChromium(t)
 	const token = "real-admin-token-0123456789"
 	gate, store := realGate(t)
 	ctxb := context.Background()

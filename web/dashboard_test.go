@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -103,13 +102,7 @@ func checkInline(t *testing.T, body, csp string) {
 // and saves docs/dashboard.png. Without chromium it skips on a developer's
 // machine and fails in CI (CI=true).
 func TestDashboard_Browser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium)")
-		}
-		t.Skip("no chromium in PATH; install Debian's chromium to run the browser test")
-	}
+	chromium := requireChromium(t)
 	api := newFakeAdmin("s3cret-admin-token")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/{$}", newPages(t).Dashboard)
