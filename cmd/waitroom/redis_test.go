@@ -234,8 +234,12 @@ func TestRedis_OverrideReachesEveryInstance(t *testing.T) {
 	}
 	start := time.Now()
 	v.waitAdmitted("concert", 2*time.Second)
-	if took := time.Since(start); took > 300*time.Millisecond {
-		t.Logf("admitted through B %v after the change through A (tick 100ms)", took)
+	// One tick of B (100 ms) is the design; allow for a loaded machine, not
+	// for the change being missed.
+	took := time.Since(start)
+	t.Logf("admitted through B %v after the change through A (tick 100ms)", took)
+	if took > time.Second {
+		t.Fatalf("the override took %v to reach B, ten ticks", took)
 	}
 	_, m, _ := (&adminClient{t: t, base: "http://" + a.AdminAddr().String(), token: adminToken}).do("GET", "/admin/api/rooms/concert", "")
 	if eff, _ := m["effective"].(map[string]any); num(eff, "max_active") != 1 {
