@@ -93,4 +93,5 @@ func (a *Admitter) Tick(ctx context.Context) {
 	a.ln.hist.add(time.Now(), &st)
 	a.gate.obs.Tick(a.ln.room.Name, res)
 	a.gate.obs.Room(a.ln.room.Name, st)
+	a.gate.obs.StoreUp(true) // from the first tick on, not only after an outage
 }

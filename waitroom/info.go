@@ -97,11 +97,18 @@ func (g *Gate) AdmitNow(ctx context.Context, room string, n int) (Admitted, erro
 	}
 	eff := ln.eff.Load()
 	lim := eff.Limits
-	if eff.Mode == ModePaused {
+	switch eff.Mode {
+	case ModeReject:
+		return Admitted{}, fmt.Errorf("admitting in room %q: %w", room, ErrRoomClosed)
+	case ModePaused:
 		// A paused room admits nobody by itself, but an operator who asks
-		// for N gets them, within the room's max_active.
+		// for N gets them, within the room's max_active, in the order the
+		// configuration says (fifo or random).
 		o := eff.Override
-		o.Mode = ModeFIFO
+		o.Mode = ln.room.Mode
+		if o.Mode == ModePaused || o.Mode == ModeReject {
+			o.Mode = ModeFIFO
+		}
 		lim, _ = o.Apply(ln.room)
 	}
 	a, err := g.store.AdmitN(ctx, room, lim, n)

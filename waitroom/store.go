@@ -14,6 +14,8 @@ var (
 	ErrUnavailable = errors.New("store unavailable")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store closed")
+	// ErrRoomClosed: the room's mode (reject) lets nobody in.
+	ErrRoomClosed = errors.New("room closed (mode reject)")
 )
 
 // State is where a visitor stands in a room.

@@ -6,7 +6,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -68,7 +71,40 @@ func NewAdmin(o AdminOptions) http.Handler {
 	guarded := a.authorize(api)
 	mux.Handle("/admin/api/", guarded)
 	mux.Handle("/metrics", guarded)
-	return mux
+	// A page of another site in the operator's browser must not drive the
+	// API: cross-origin writes are refused (Fetch Metadata, Origin), and a
+	// tokenless API answers only to a loopback Host, which DNS rebinding
+	// cannot forge.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		plain(w, http.StatusForbidden, "forbidden")
+	}))
+	return a.loopbackHost(cop.Handler(mux))
+}
+
+// loopbackHost refuses requests whose Host is not this machine while no
+// token guards the API.
+func (a *admin) loopbackHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.digest == nil && !isLoopbackHost(r.Host) {
+			plain(w, http.StatusForbidden, "forbidden")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 type admin struct {
@@ -82,9 +118,10 @@ type admin struct {
 func (a *admin) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.digest != nil {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			sum := sha256.Sum256([]byte(got))
-			if !ok || subtle.ConstantTimeCompare(sum[:], a.digest) != 1 {
+			// The scheme is case-insensitive (RFC 9110); the token is not.
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], a.digest) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom"`)
 				plain(w, http.StatusUnauthorized, "unauthorized")
 				return
@@ -121,6 +158,12 @@ func (a *admin) room(w http.ResponseWriter, r *http.Request) (*waitroom.Gate, st
 // decode reads a JSON body strictly: unknown fields and trailing data are
 // errors that name what was wrong.
 func decode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	// Only JSON: a form or text/plain body is what a cross-site page could
+	// send without asking the browser first.
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		apiError(w, http.StatusUnsupportedMediaType, "Content-Type: want application/json")
+		return false
+	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAdminBody))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(dst)

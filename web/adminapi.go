@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -201,6 +202,10 @@ func (a *admin) admitNow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := g.AdmitNow(r.Context(), name, *body.Count)
+	if errors.Is(err, waitroom.ErrRoomClosed) {
+		apiError(w, http.StatusConflict, "mode: the room is closed (reject); set mode to fifo first")
+		return
+	}
 	if err != nil {
 		a.storeFailed(w, "admitting now", err)
 		return
@@ -242,8 +247,10 @@ func jsonProblem(err error) string {
 	var syn *json.SyntaxError
 	var tooBig *http.MaxBytesError
 	switch {
+	case errors.As(err, &typ) && typ.Field == "":
+		return "want a JSON object, got a JSON " + typ.Value
 	case errors.As(err, &typ):
-		return fmt.Sprintf("%s: want a %s, got a JSON %s", typ.Field, typ.Type, typ.Value)
+		return fmt.Sprintf("%s: want %s, got a JSON %s", typ.Field, jsonKind(typ.Type.Kind()), typ.Value)
 	case errors.As(err, &syn):
 		return fmt.Sprintf("not valid JSON at byte %d", syn.Offset)
 	case errors.As(err, &tooBig):
@@ -253,4 +260,17 @@ func jsonProblem(err error) string {
 	}
 	// json's own wording for unknown fields names them: json: unknown field "x".
 	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names a Go kind the way the API's users think of JSON.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a whole number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "another type"
 }

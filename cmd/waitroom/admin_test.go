@@ -11,9 +11,10 @@ import (
 
 // adminClient talks to a gateway's admin listener.
 type adminClient struct {
-	t     testing.TB
-	base  string
-	token string
+	t       testing.TB
+	base    string
+	token   string
+	headers map[string]string
 }
 
 func newAdmin(t testing.TB, app *App) *adminClient {
@@ -28,6 +29,12 @@ func (c *adminClient) do(method, path, body string) (int, map[string]any, string
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if body != "" || method == "PATCH" || method == "POST" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -172,5 +179,42 @@ func TestAdmin_PauseResumeAdmitAndRelease(t *testing.T) {
 	}
 	if code, m, _ := c.do("DELETE", "/admin/api/rooms/concert/overrides", ""); code != 200 || m["override"] != nil {
 		t.Fatalf("clearing the override: %d %v", code, m["override"])
+	}
+}
+
+// A page of another site must not drive the admin API through the
+// operator's browser: cross-origin writes and form bodies are refused, and
+// a tokenless API answers only to a loopback Host (DNS rebinding).
+func TestAdmin_CrossSiteRequestsAreRefused(t *testing.T) {
+	_, srv := newUpstream(t)
+	app, _ := startGateway(t, gwConfig(srv.URL, twoInside))
+	c := newAdmin(t, app)
+	c.headers = map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
+	if code, _, body := c.do("POST", "/admin/api/rooms/concert/admit", `{"count":1}`); code != 403 {
+		t.Fatalf("a cross-site POST: %d %s", code, body)
+	}
+	c.headers = map[string]string{"Content-Type": "text/plain"}
+	if code, _, body := c.do("POST", "/admin/api/rooms/concert/admit", `{"count":1}`); code != 415 {
+		t.Fatalf("a text/plain body: %d %s", code, body)
+	}
+	c.headers, c.token = map[string]string{"Authorization": "bearer " + adminToken}, ""
+	if code, _, body := c.do("GET", "/admin/api/rooms", ""); code != 200 {
+		t.Fatalf("a lower-case bearer scheme: %d %s", code, body)
+	}
+
+	open := strings.Replace(gwConfig(srv.URL, twoInside), `token: "`+adminToken+`"`, `token: ""`, 1)
+	app2, _ := startGateway(t, open)
+	req, _ := http.NewRequest("GET", "http://"+app2.AdminAddr().String()+"/admin/api/rooms", nil)
+	req.Host = "attacker.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Fatalf("a tokenless API asked with a foreign Host: %d", resp.StatusCode)
+	}
+	if code, _, _ := (&adminClient{t: t, base: "http://" + app2.AdminAddr().String()}).do("GET", "/admin/api/rooms", ""); code != 200 {
+		t.Fatalf("a tokenless API on loopback: %d", code)
 	}
 }

@@ -32,6 +32,8 @@ type App struct {
 	rt       atomic.Pointer[runtime]
 	swapped  chan struct{} // a reload swapped the runtime: restart the admitters
 	path     string        // the file to reload from; "" for none
+	watch    bool          // reload when the file changes, too
+	loaded   []byte        // the file as last loaded, so an unchanged file is a no-op
 	reloadMu sync.Mutex
 
 	server, admin     *http.Server
@@ -157,6 +159,9 @@ func (a *App) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { a.runAdmitters(gctx); return nil })
 	g.Go(func() error { a.watchSignals(gctx, hup); return nil })
+	if a.watch {
+		g.Go(func() error { a.watchFile(gctx); return nil })
+	}
 	serve := func(srv *http.Server, ln net.Listener, what string) {
 		g.Go(func() error {
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -20,7 +21,11 @@ func TestMetrics_CountWhatHappened(t *testing.T) {
 	newVisitor(t, base).get("/about")          // no room
 	bad := newVisitor(t, base)
 	bad.do("GET", "/events/1", "Cookie", "waitroom_concert=forged") // a rejected ticket, then queued
-	_, _, text := newAdmin(t, app).do("GET", "/metrics", "")
+	var text string
+	waitFor(t, 5*time.Second, func() bool { // the admitter's first tick sets store_up
+		_, _, text = newAdmin(t, app).do("GET", "/metrics", "")
+		return strings.Contains(text, "waitroom_store_up 1")
+	})
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
 	if err != nil {
@@ -50,6 +55,8 @@ func TestMetrics_CountWhatHappened(t *testing.T) {
 		{"waitroom_requests_total", map[string]string{"room": "-", "decision": "bypass"}, 2},
 		{"waitroom_ticket_rejections_total", map[string]string{"reason": "invalid"}, 1},
 		{"waitroom_admissions_total", map[string]string{"room": "concert"}, 1},
+		{"waitroom_store_up", nil, 1},
+		{"waitroom_store_outages_total", nil, 0},
 	}
 	for _, c := range checks {
 		if got := value(c.name, c.labels); got != c.want {

@@ -224,15 +224,24 @@ func TestRedis_OverrideReachesEveryInstance(t *testing.T) {
 	_, site := newUpstream(t)
 	cfg := redisConfig(site.URL, "    max_active: 0\n    tick: 100ms", srv.Addr(), "closed", "")
 	a, _ := startGateway(t, cfg)
-	_, baseB := startGateway(t, cfg)
+	b, baseB := startGateway(t, cfg)
 	v := newVisitor(t, baseB)
 	if s := v.getJSON("/events/1").state(); s != "waiting" {
 		t.Fatalf("joined through B: %s", s)
 	}
+	// B's admitter must read the change itself: B's own view shows it
+	// within a tick (A's admitter, sharing the line, could otherwise admit
+	// the visitor and hide that B never looked).
+	start := time.Now()
 	if code, _, body := newAdmin(t, a).do("PATCH", "/admin/api/rooms/concert", `{"max_active":1}`); code != 200 {
 		t.Fatalf("PATCH through A: %d %s", code, body)
 	}
-	start := time.Now()
+	waitFor(t, time.Second, func() bool {
+		_, m, _ := newAdmin(t, b).do("GET", "/admin/api/rooms/concert", "")
+		eff, _ := m["effective"].(map[string]any)
+		return num(eff, "max_active") == 1
+	})
+	t.Logf("B applied the override %v after the change through A (tick 100ms)", time.Since(start))
 	v.waitAdmitted("concert", 2*time.Second)
 	// One tick of B (100 ms) is the design; allow for a loaded machine, not
 	// for the change being missed.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,20 +9,13 @@ import (
 	"reflect"
 	"syscall"
 
-	"github.com/fsnotify/fsnotify"
-	"github.com/spf13/viper"
 	"go.uber.org/zap"
 )
 
 // WatchFile makes the app reload from path on SIGHUP and whenever the file
-// changes (viper's file watch, which follows editors that replace the file).
+// changes; Run does the watching.
 func (a *App) WatchFile(path string) {
-	a.path = path
-	w := viper.New()
-	w.SetConfigFile(path)
-	w.SetConfigType("yaml")
-	w.OnConfigChange(func(fsnotify.Event) { a.Reload("file change") })
-	w.WatchConfig()
+	a.path, a.watch = path, true
 }
 
 // hangups registers for SIGHUP; Run calls it before it serves, so that a
@@ -57,12 +51,19 @@ func (a *App) Reload(why string) error {
 		log.Warn("reload asked, but waitroom was not started from a file")
 		return errors.New("no configuration file to reload")
 	}
+	raw, err := os.ReadFile(a.path)
+	if err == nil && a.loaded != nil && bytes.Equal(raw, a.loaded) {
+		a.metrics.Reload("unchanged")
+		log.Debug("configuration unchanged")
+		return nil
+	}
 	cfg, err := loadConfig(a.path)
 	if err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return err
 	}
+	a.loaded = raw
 	old := a.current()
 	if reflect.DeepEqual(cfg, old.cfg) {
 		a.metrics.Reload("unchanged")
@@ -73,7 +74,7 @@ func (a *App) Reload(why string) error {
 	if len(restart) > 0 {
 		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
 		// Keep what only a restart can change, so the runtime says what runs.
-		cfg.Listen, cfg.Store, cfg.Admin, cfg.Server = old.cfg.Listen, old.cfg.Store, old.cfg.Admin, old.cfg.Server
+		cfg.Listen, cfg.Store, cfg.Admin, cfg.Server, cfg.Log = old.cfg.Listen, old.cfg.Store, old.cfg.Admin, old.cfg.Server, old.cfg.Log
 	}
 	rt, err := a.build(cfg)
 	if err != nil {
@@ -113,6 +114,9 @@ func needsRestart(old, cur *Config) []string {
 	}
 	if !reflect.DeepEqual(old.Server, cur.Server) {
 		keys = append(keys, "server")
+	}
+	if old.Log != cur.Log {
+		keys = append(keys, "log")
 	}
 	return keys
 }

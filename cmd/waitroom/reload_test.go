@@ -175,3 +175,32 @@ func grepLines(text, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// The watcher follows a file that is deleted and created again, and waits
+// for a file written in pieces to settle before reading it.
+func TestReload_WatchFollowsRecreateAndSettles(t *testing.T) {
+	_, srv := newUpstream(t)
+	before := gwConfig(srv.URL, "    max_active: 1\n    tick: 50ms")
+	app, _, path, logs := fileGateway(t, before, true)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	rewrite(t, path, strings.Replace(before, "max_active: 1", "max_active: 2", 1))
+	waitFor(t, 3*time.Second, func() bool { return app.current().cfg.Rooms["concert"].MaxActive == 2 })
+
+	// Written in two pieces, 100 ms apart: one reload, of the whole file.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := strings.Replace(before, "max_active: 1", "max_active: 3", 1)
+	_, _ = f.WriteString(full[:len(full)/2])
+	time.Sleep(100 * time.Millisecond)
+	_, _ = f.WriteString(full[len(full)/2:])
+	_ = f.Close()
+	waitFor(t, 3*time.Second, func() bool { return app.current().cfg.Rooms["concert"].MaxActive == 3 })
+	if n := logs.FilterMessage("configuration not reloaded; the running one stays").Len(); n != 0 {
+		t.Fatalf("a half-written file was read %d times", n)
+	}
+}
