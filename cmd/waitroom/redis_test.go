@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,13 +152,17 @@ func TestRedis_StoppedMidRun(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			srv := redistest.Start(t)
 			up, site := newUpstream(t)
-			_, base := startGateway(t, redisConfig(site.URL, "    max_active: 1\n    tick: 50ms", srv.Addr(), mode, ""))
+			gw, base := startGateway(t, redisConfig(site.URL, "    max_active: 1\n    tick: 50ms", srv.Addr(), mode, ""))
 			inside, waiting := newVisitor(t, base), newVisitor(t, base)
 			inside.get("/events/1")
 			if waiting.getJSON("/events/1").state() != "waiting" {
 				t.Fatal("the second visitor must wait")
 			}
 			srv.Stop()
+			ready := &adminClient{t: t, base: "http://" + gw.AdminAddr().String()}
+			if code, _, body := ready.do("GET", "/readyz", ""); code != http.StatusServiceUnavailable {
+				t.Fatalf("/readyz with Redis stopped: %d %s", code, body)
+			}
 			if r := inside.get("/events/2"); r.body != "site:/events/2" {
 				t.Fatalf("admitted visitor during the outage: %d %q", r.status, r.body)
 			}
@@ -187,6 +192,9 @@ func TestRedis_StoppedMidRun(t *testing.T) {
 				s := waiting.getJSON("/events/1").state()
 				return s == "waiting" || s == "admitted"
 			})
+			if code, _, _ := ready.do("GET", "/readyz", ""); code != http.StatusOK {
+				t.Fatalf("/readyz after Redis came back: %d", code)
+			}
 			// Redis came back empty: the visitor who was inside stays inside.
 			if r := inside.get("/events/4"); r.body != "site:/events/4" {
 				t.Fatalf("admitted visitor after Redis restarted empty: %d %q", r.status, r.body)
