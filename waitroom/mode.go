@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -46,6 +47,28 @@ type Override struct {
 	Message *string `json:"message,omitempty"`
 	// Changed is when the override was last written, by the store's clock.
 	Changed time.Time `json:"changed,omitzero"`
+}
+
+// Validate refuses what a store could not keep or read back: a negative
+// max_active, a rate that its String does not spell back (only whole
+// numbers per second, minute or hour), an unknown mode. Stores call it
+// before writing anything.
+func (o Override) Validate() error {
+	var errs []error
+	if o.MaxActive != nil && *o.MaxActive < 0 {
+		errs = append(errs, fmt.Errorf("max_active: must be >= 0, got %d", *o.MaxActive))
+	}
+	if r := o.AdmitRate; r != nil && !r.IsUnlimited() {
+		if back, err := ParseRate(r.String()); err != nil || back != *r {
+			errs = append(errs, fmt.Errorf("admit_rate: want 1 to 1e9 per second, minute or hour, got %d per %v", r.N, r.Per))
+		}
+	}
+	if o.Mode != "" {
+		if _, err := ParseMode(string(o.Mode)); err != nil {
+			errs = append(errs, fmt.Errorf("mode: %w", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // IsZero reports whether the override changes nothing.

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/waitroom/waitroom/waitroom"
@@ -15,7 +14,7 @@ import (
 // refused, so both stores take the same ones. Errors: waitroom.ErrClosed,
 // ctx's error, or the refusal.
 func (s *Store) SetOverride(ctx context.Context, room string, o waitroom.Override) error {
-	if err := checkOverride(o); err != nil {
+	if err := o.Validate(); err != nil {
 		return fmt.Errorf("setting override of room %q: %w", room, err)
 	}
 	r, now, err := s.enter(ctx, room, true)
@@ -87,24 +86,4 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 	}
 	defer r.mu.Unlock()
 	return r.admitN(now, lim, n), nil
-}
-
-// checkOverride refuses the values a store could not keep or read back:
-// the Redis store writes the rate as its String and the mode as is.
-func checkOverride(o waitroom.Override) error {
-	var errs []error
-	if o.MaxActive != nil && *o.MaxActive < 0 {
-		errs = append(errs, fmt.Errorf("max_active: must be >= 0, got %d", *o.MaxActive))
-	}
-	if r := o.AdmitRate; r != nil && !r.IsUnlimited() {
-		if back, err := waitroom.ParseRate(r.String()); err != nil || back != *r {
-			errs = append(errs, fmt.Errorf("admit_rate: want 1 to 1e9 per second, minute or hour, got %d per %v", r.N, r.Per))
-		}
-	}
-	if o.Mode != "" {
-		if _, err := waitroom.ParseMode(string(o.Mode)); err != nil {
-			errs = append(errs, fmt.Errorf("mode: %w", err))
-		}
-	}
-	return errors.Join(errs...)
 }

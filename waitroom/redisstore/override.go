@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -27,7 +26,7 @@ const (
 // or hour, an unknown mode) is refused before anything is written. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error, or the refusal.
 func (s *Store) SetOverride(ctx context.Context, room string, o waitroom.Override) error {
-	if err := checkOverride(o); err != nil {
+	if err := o.Validate(); err != nil {
 		return fmt.Errorf("setting override of room %q: %w", room, err)
 	}
 	var r [1]int64
@@ -129,25 +128,4 @@ func parseOverride(key string, h map[string]string) (waitroom.Override, error) {
 	}
 	o.Changed = time.UnixMicro(us)
 	return o, nil
-}
-
-// checkOverride refuses the values the store could not keep as given: the
-// rate is written as its String, which spells only whole numbers per
-// second, minute or hour, and the mode must be one Override reads back.
-func checkOverride(o waitroom.Override) error {
-	var errs []error
-	if o.MaxActive != nil && *o.MaxActive < 0 {
-		errs = append(errs, fmt.Errorf("max_active: must be >= 0, got %d", *o.MaxActive))
-	}
-	if r := o.AdmitRate; r != nil && !r.IsUnlimited() {
-		if back, err := waitroom.ParseRate(r.String()); err != nil || back != *r {
-			errs = append(errs, fmt.Errorf("admit_rate: want 1 to 1e9 per second, minute or hour, got %d per %v", r.N, r.Per))
-		}
-	}
-	if o.Mode != "" {
-		if _, err := waitroom.ParseMode(string(o.Mode)); err != nil {
-			errs = append(errs, fmt.Errorf("mode: %w", err))
-		}
-	}
-	return errors.Join(errs...)
 }
