@@ -261,6 +261,7 @@ func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64)
 		a.ETA = time.Duration(math.Ceil(float64(d.Position)/rate)) * time.Second
 		a.ETAKnown = true
 	}
+	a.Refresh = refreshHint(ln.room, d.Position, a.ETA, a.ETAKnown)
 	return a
 }
 

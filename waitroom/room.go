@@ -62,8 +62,9 @@ type Room struct {
 	// Refresh is how often a waiting visitor asks again, and Title the
 	// room's display name; both come from the room's page section, which
 	// the web package owns.
-	Refresh time.Duration
-	Title   string
+	Refresh    time.Duration
+	RefreshMax time.Duration // the longest poll interval far back in line
+	Title      string
 }
 
 // Validate reports every problem of the room config, each as "key: rule, got

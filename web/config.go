@@ -35,21 +35,26 @@ type PageConfig struct {
 	// Locale is the page language when the browser's Accept-Language names
 	// neither Korean nor English: "en" (default) or "ko".
 	Locale string `mapstructure:"locale" yaml:"locale" json:"locale"`
-	// Refresh is how often the page asks for its position: default "5s",
-	// from "1s" to "5m". The room's abandon_after should be well above it.
+	// Refresh is how often the page asks for its position near the front
+	// of the line: default "5s", from "1s" to "5m".
 	Refresh string `mapstructure:"refresh" yaml:"refresh" json:"refresh"`
+	// RefreshMax is the longest the server lets a visitor far back wait
+	// between polls: default "30s", from Refresh to "5m". The room's
+	// abandon_after must be at least twice it.
+	RefreshMax string `mapstructure:"refresh_max" yaml:"refresh_max" json:"refresh_max"`
 }
 
 // DefaultPage returns the defaults every room's page starts from.
 func DefaultPage() PageConfig {
-	return PageConfig{Title: DefaultTitle, Locale: "en", Refresh: "5s"}
+	return PageConfig{Title: DefaultTitle, Locale: "en", Refresh: "5s", RefreshMax: "30s"}
 }
 
 // Page is a validated PageConfig, ready to fill a Waiting.
 type Page struct {
-	Title   string
-	Locale  string
-	Refresh time.Duration
+	Title      string
+	Locale     string
+	Refresh    time.Duration
+	RefreshMax time.Duration
 }
 
 // Validate reports every problem of the page config, each as "key: rule, got
@@ -85,5 +90,13 @@ func (c PageConfig) Build() (Page, error) {
 		bad("refresh", "must be from %v to %v, got %q", MinRefresh, MaxRefresh, c.Refresh)
 	}
 	p.Refresh = d
+	dm, err := waitroom.ParseDuration(c.RefreshMax)
+	switch {
+	case err != nil:
+		bad("refresh_max", "%v", err)
+	case dm > MaxRefresh || (p.Refresh >= MinRefresh && p.Refresh <= MaxRefresh && dm < p.Refresh):
+		bad("refresh_max", "must be from refresh (%s) to %v, got %q", c.Refresh, MaxRefresh, c.RefreshMax)
+	}
+	p.RefreshMax = dm
 	return p, errors.Join(errs...)
 }

@@ -21,7 +21,10 @@ func TestPageConfig_Validate(t *testing.T) {
 		{"default", DefaultPage(), nil},
 		{"korean", with(func(c *PageConfig) { c.Locale, c.Title = "ko", "콘서트 예매 대기실" }), nil},
 		{"bounds", with(func(c *PageConfig) { c.Refresh = "1s" }), nil},
-		{"upper bound", with(func(c *PageConfig) { c.Refresh = "5m" }), nil},
+		{"upper bound", with(func(c *PageConfig) { c.Refresh, c.RefreshMax = "5m", "5m" }), nil},
+		{"refresh_max below refresh", with(func(c *PageConfig) { c.Refresh, c.RefreshMax = "10s", "5s" }), []string{`refresh_max: must be from refresh (10s) to 5m0s, got "5s"`}},
+		{"refresh_max too slow", with(func(c *PageConfig) { c.RefreshMax = "1h" }), []string{`refresh_max: must be from refresh (5s) to 5m0s, got "1h"`}},
+		{"refresh_max bare", with(func(c *PageConfig) { c.RefreshMax = "30" }), []string{`refresh_max: want a duration with a unit`}},
 		{"locale", with(func(c *PageConfig) { c.Locale = "fr" }), []string{`locale: must be "ko" or "en", got "fr"`}},
 		{"locale case", with(func(c *PageConfig) { c.Locale = "KO" }), []string{`locale: must be "ko" or "en", got "KO"`}},
 		{"bare number", with(func(c *PageConfig) { c.Refresh = "10" }), []string{`refresh: want a duration with a unit such as "10s", got "10"`}},
@@ -33,7 +36,7 @@ func TestPageConfig_Validate(t *testing.T) {
 		{"empty title", with(func(c *PageConfig) { c.Title = "  " }), []string{`title: must not be empty, got "  "`}},
 		{"long title", with(func(c *PageConfig) { c.Title = strings.Repeat("가", 121) }), []string{"title: must be at most 120 characters, got 121"}},
 		{"control in title", with(func(c *PageConfig) { c.Title = "a\x00b" }), []string{`title: must be printable UTF-8 text, got "a\x00b"`}},
-		{"every problem at once", PageConfig{Locale: "de", Refresh: "3"}, []string{"title:", "locale:", "refresh:"}},
+		{"every problem at once", PageConfig{Locale: "de", Refresh: "3", RefreshMax: "30s"}, []string{"title:", "locale:", "refresh:"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,11 +65,11 @@ func TestPageConfig_Validate(t *testing.T) {
 
 func TestPageConfig_Build(t *testing.T) {
 	t.Parallel()
-	p, err := PageConfig{Title: "Concert", Locale: "ko", Refresh: "10s"}.Build()
+	p, err := PageConfig{Title: "Concert", Locale: "ko", Refresh: "10s", RefreshMax: "1m"}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p != (Page{Title: "Concert", Locale: "ko", Refresh: 10 * time.Second}) {
+	if p != (Page{Title: "Concert", Locale: "ko", Refresh: 10 * time.Second, RefreshMax: time.Minute}) {
 		t.Errorf("Build() = %+v", p)
 	}
 }

@@ -70,6 +70,7 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
 		h.Set("Retry-After", strconv.FormatInt(refreshSeconds(v.Refresh), 10))
 	}
 	if WantsJSON(r) {
+		h.Set("Retry-After", strconv.FormatInt(refreshSeconds(v.Refresh), 10))
 		p.json(w, r, status, v.Status())
 		return
 	}

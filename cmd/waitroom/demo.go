@@ -33,7 +33,7 @@ rooms:
     session_ttl: 60s
     abandon_after: 30s
     tick: 1s
-    page: { title: "Demo ticket sale", refresh: 2s }
+    page: { title: "Demo ticket sale", refresh: 2s, refresh_max: 10s }
 routes:
   - { path: /, upstream: shop, room: demo }
 `

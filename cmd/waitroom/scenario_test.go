@@ -247,3 +247,14 @@ func TestGateway_SiteCookiesWithOurPrefixPass(t *testing.T) {
 		t.Fatalf("/.waitroom is waitroom's own: %d", r.status)
 	}
 }
+
+// A waiting JSON answer says when to ask again, in the body and in
+// Retry-After, and near the front that is the room's shortest interval.
+func TestGateway_RefreshHintInJSONAndHeader(t *testing.T) {
+	_, srv := newUpstream(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    page: { refresh: 2s, refresh_max: 20s }"))
+	r := newVisitor(t, base).getJSON("/events/")
+	if r.state() != "waiting" || r.json["refresh_after"] != float64(2) || r.header.Get("Retry-After") != "2" {
+		t.Fatalf("refresh hint: %v, Retry-After %q", r.json, r.header.Get("Retry-After"))
+	}
+}

@@ -173,10 +173,10 @@ func (r RoomConfig) validate() error {
 	if perr := r.Page.Validate(); perr != nil {
 		errs = append(errs, withPrefix("page.", perr))
 	}
-	// A visitor polls every page.refresh; dropping it sooner than two missed
-	// polls would drop people who are still watching their page.
-	if refresh, perr := waitroom.ParseDuration(r.Page.Refresh); perr == nil && err == nil && room.Limits.AbandonAfter < 2*refresh {
-		errs = append(errs, fmt.Errorf("abandon_after: must be at least twice page.refresh (%s), got %q", r.Page.Refresh, r.AbandonAfter))
+	// A visitor far back polls every page.refresh_max; dropping it sooner
+	// than two missed polls would drop people still watching their page.
+	if longest, perr := waitroom.ParseDuration(r.Page.RefreshMax); perr == nil && err == nil && room.Limits.AbandonAfter < 2*longest {
+		errs = append(errs, fmt.Errorf("abandon_after: must be at least twice page.refresh_max (%s), got %q", r.Page.RefreshMax, r.AbandonAfter))
 	}
 	return errors.Join(errs...)
 }
