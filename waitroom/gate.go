@@ -30,6 +30,7 @@ type Answer struct {
 	ReturnTo   string // same-site request URI to go to once admitted
 	Token      string // the encoded ticket, for app clients
 	StatusCode int    // status of a waiting answer
+	Message    string // the operator's notice for the room
 }
 
 // Responder renders answers; package web implements it.
@@ -241,7 +242,7 @@ func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64)
 	eff := ln.eff.Load()
 	a := Answer{
 		Room: ln.room.Name, State: d.State.String(), Decision: d, Refresh: ln.room.Refresh,
-		ReturnTo: returnTo, Token: token, StatusCode: ln.room.StatusCode,
+		ReturnTo: returnTo, Token: token, StatusCode: ln.room.StatusCode, Message: ln.message(),
 	}
 	switch {
 	case d.State == StateAdmitted:

@@ -18,6 +18,8 @@ type RoomInfo struct {
 	// rate is unknown or the room admits nobody.
 	BackETA   time.Duration
 	BackETAOK bool
+	// Message is the notice the waiting page shows now.
+	Message string
 }
 
 // Rooms names the gate's rooms, sorted.
@@ -37,7 +39,7 @@ func (g *Gate) Info(room string) (RoomInfo, bool) {
 		return RoomInfo{}, false
 	}
 	eff, st := ln.eff.Load(), ln.stats.Load()
-	info := RoomInfo{Room: ln.room, Effective: *eff, Stats: *st}
+	info := RoomInfo{Room: ln.room, Effective: *eff, Stats: *st, Message: ln.message()}
 	if rate := admissionRate(st, eff.Limits.AdmitRate); rate > 0 && eff.Limits.MaxActive > 0 {
 		info.BackETA = time.Duration(float64(st.Waiting+1)/rate) * time.Second
 		info.BackETAOK = true

@@ -38,6 +38,14 @@ func (ln *line) setOverride(o Override) {
 
 func (ln *line) limits() Limits { return ln.eff.Load().Limits }
 
+// message is the notice in effect: the override's, else the configured one.
+func (ln *line) message() string {
+	if m := ln.eff.Load().Override.Message; m != nil {
+		return *m
+	}
+	return ln.room.Message
+}
+
 // Sample is one point of a room's recent history.
 type Sample struct {
 	At                time.Time `json:"t"`

@@ -65,6 +65,7 @@ type Room struct {
 	Refresh    time.Duration
 	RefreshMax time.Duration // the longest poll interval far back in line
 	Title      string
+	Message    string // the notice on the waiting page (page.message)
 }
 
 // Validate reports every problem of the room config, each as "key: rule, got

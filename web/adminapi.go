@@ -29,6 +29,7 @@ type RoomView struct {
 	BackETA    *int64        `json:"eta_back_seconds"`
 	StoreUp    bool          `json:"store_up"`
 	Title      string        `json:"title,omitempty"`
+	Message    string        `json:"message"` // the notice the waiting page shows now
 }
 
 // LimitsView is a room's limits and mode.
@@ -59,7 +60,7 @@ func (a *admin) view(g *waitroom.Gate, name string) RoomView {
 	info, _ := g.Info(name)
 	eff, st := info.Effective, info.Stats
 	v := RoomView{
-		Name: name, Title: info.Room.Title, Mode: eff.Mode,
+		Name: name, Title: info.Room.Title, Mode: eff.Mode, Message: info.Message,
 		Configured: LimitsView{MaxActive: info.Room.Limits.MaxActive, AdmitRate: info.Room.Limits.AdmitRate.String(), Mode: info.Room.Mode},
 		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
 		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,
@@ -111,6 +112,7 @@ type patch struct {
 	MaxActive *int    `json:"max_active"`
 	AdmitRate *string `json:"admit_rate"`
 	Mode      *string `json:"mode"`
+	Message   *string `json:"message"`
 }
 
 // maxLimit bounds max_active from the API, as the configuration does.
@@ -118,8 +120,14 @@ const maxLimit = 1_000_000_000
 
 func (p patch) override() (waitroom.Override, error) {
 	var o waitroom.Override
-	if p.MaxActive == nil && p.AdmitRate == nil && p.Mode == nil {
-		return o, errors.New("nothing to change: give max_active, admit_rate or mode")
+	if p.MaxActive == nil && p.AdmitRate == nil && p.Mode == nil && p.Message == nil {
+		return o, errors.New("nothing to change: give max_active, admit_rate, mode or message")
+	}
+	if p.Message != nil {
+		if err := CheckMessage(*p.Message); err != nil {
+			return o, fmt.Errorf("message: %w", err)
+		}
+		o.Message = p.Message
 	}
 	if p.MaxActive != nil {
 		if *p.MaxActive < 0 || *p.MaxActive > maxLimit {

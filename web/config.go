@@ -42,6 +42,10 @@ type PageConfig struct {
 	// between polls: default "30s", from Refresh to "5m". The room's
 	// abandon_after must be at least twice it.
 	RefreshMax string `mapstructure:"refresh_max" yaml:"refresh_max" json:"refresh_max"`
+	// Message is a notice shown on the waiting page ("Sales open at 10:00");
+	// the admin API can replace it at run time. Default "", at most 500
+	// characters.
+	Message string `mapstructure:"message" yaml:"message" json:"message"`
 }
 
 // DefaultPage returns the defaults every room's page starts from.
@@ -51,6 +55,7 @@ func DefaultPage() PageConfig {
 
 // Page is a validated PageConfig, ready to fill a Waiting.
 type Page struct {
+	Message    string
 	Title      string
 	Locale     string
 	Refresh    time.Duration
@@ -98,5 +103,24 @@ func (c PageConfig) Build() (Page, error) {
 		bad("refresh_max", "must be from refresh (%s) to %v, got %q", c.Refresh, MaxRefresh, c.RefreshMax)
 	}
 	p.RefreshMax = dm
+	if err := CheckMessage(c.Message); err != nil {
+		bad("message", "%v", err)
+	}
+	p.Message = c.Message
 	return p, errors.Join(errs...)
+}
+
+// MaxMessage bounds an operator's notice, in characters.
+const MaxMessage = 500
+
+// CheckMessage (for the config and the admin API) accepts printable UTF-8 text (line breaks allowed) of at
+// most MaxMessage characters.
+func CheckMessage(m string) error {
+	if n := utf8.RuneCountInString(m); n > MaxMessage {
+		return fmt.Errorf("must be at most %d characters, got %d", MaxMessage, n)
+	}
+	if !utf8.ValidString(m) || strings.IndexFunc(m, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }) >= 0 {
+		return fmt.Errorf("must be printable UTF-8 text, got %q", m)
+	}
+	return nil
 }

@@ -37,6 +37,8 @@ type Waiting struct {
 
 	Token string // opaque; sent in JSON only, never in HTML
 
+	Message string // the operator's notice for the room; "" for none
+
 	StatusCode int // 200 (default), 202 or 429
 }
 
@@ -53,6 +55,7 @@ type Status struct {
 	RefreshAfter int64   `json:"refresh_after"`
 	Token        string  `json:"token,omitempty"`
 	Next         string  `json:"next,omitempty"`
+	Message      string  `json:"message,omitempty"`
 }
 
 const defaultRefresh = 5 * time.Second
@@ -98,6 +101,7 @@ func (v Waiting) Status() Status {
 		Progress:     math.Round(progress(v.Progress)*1000) / 1000,
 		RefreshAfter: refreshSeconds(v.Refresh),
 		Token:        v.Token,
+		Message:      v.Message,
 	}
 	if v.ETAKnown {
 		e := etaSeconds(v.ETA)
@@ -125,6 +129,7 @@ type waitingView struct {
 	CSS                        template.CSS
 	JS                         template.JS
 	Data                       clientData
+	Message                    string
 }
 
 // clientData seeds waiting.js. It carries no token: the cookie already
@@ -165,6 +170,7 @@ func (p *Pages) view(lang string, v Waiting) waitingView {
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
 		T:           messages[lang],
 		CSS:         p.css, JS: p.js,
+		Message:     v.Message,
 	}
 	if vw.ShowLine {
 		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title

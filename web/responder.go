@@ -77,6 +77,6 @@ func (rs *Responder) waiting(a waitroom.Answer) Waiting {
 		ReturnTo:  a.ReturnTo,
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
-		Token:     a.Token, StatusCode: a.StatusCode,
+		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
 	}
 }

@@ -218,3 +218,30 @@ func TestAdmin_CrossSiteRequestsAreRefused(t *testing.T) {
 		t.Fatalf("a tokenless API on loopback: %d", code)
 	}
 }
+
+// The operator's notice comes from the file, can be replaced through the
+// API, and reaches a waiting page's JSON (which the page shows in place).
+func TestAdmin_MessageReachesTheWaitingPage(t *testing.T) {
+	_, srv := newUpstream(t)
+	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    page: { message: \"Doors open at 10:00\" }"))
+	v := newVisitor(t, base)
+	if r := v.getJSON("/events/"); r.json["message"] != "Doors open at 10:00" {
+		t.Fatalf("configured message: %v", r.json)
+	}
+	if page := v.get("/events/"); !strings.Contains(page.body, "Doors open at 10:00") {
+		t.Fatal("the HTML page does not show the message")
+	}
+	c := newAdmin(t, app)
+	if code, m, body := c.do("PATCH", "/admin/api/rooms/concert", `{"message":"<b>Sold out</b> soon"}`); code != 200 || m["message"] != "<b>Sold out</b> soon" {
+		t.Fatalf("PATCH message: %d %s", code, body)
+	}
+	if r := v.getJSON("/.waitroom/status?room=concert"); r.json["message"] != "<b>Sold out</b> soon" {
+		t.Fatalf("status after the change: %v", r.json)
+	}
+	if page := v.get("/events/"); strings.Contains(page.body, "<b>Sold out</b>") || !strings.Contains(page.body, "&lt;b&gt;Sold out") {
+		t.Fatal("the message must be shown as text, escaped")
+	}
+	if code, _, body := c.do("PATCH", "/admin/api/rooms/concert", `{"message":"`+strings.Repeat("x", 501)+`"}`); code != 400 || !strings.Contains(body, "message") {
+		t.Fatalf("a 501-character message: %d %s", code, body)
+	}
+}

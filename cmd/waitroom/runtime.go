@@ -128,7 +128,7 @@ func roomsOf(cfg *Config) ([]waitroom.Room, map[string]web.Page) {
 		room, _ := rc.RoomConfig.Build(name) // validated
 		page, _ := rc.Page.Build()
 		page.Title = rc.Page.Title
-		room.Refresh, room.RefreshMax, room.Title = page.Refresh, page.RefreshMax, page.Title
+		room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
 		rooms = append(rooms, room)
 		pages[name] = page
 	}

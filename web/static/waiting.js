@@ -53,6 +53,12 @@
     $('wr-main').setAttribute('data-state', state);
     set('wr-heading', T[state + '_heading']);
     set('wr-lead', T[state + '_lead']);
+    // The operator's notice changes without a reload (set as text, never markup).
+    var note = $('wr-message');
+    if (note) {
+      set('wr-message', d.message || '');
+      note.hidden = !d.message;
+    }
     var line = d.position > 0 && state !== 'admitted' && state !== 'closed';
     $('wr-line').hidden = !line;
     document.title = line ? fill(T.doc_title, group(d.position)) + ' · ' + cfg.title : cfg.title;
