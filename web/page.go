@@ -170,7 +170,7 @@ func (p *Pages) view(lang string, v Waiting) waitingView {
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
 		T:           messages[lang],
 		CSS:         p.css, JS: p.js,
-		Message:     v.Message,
+		Message: v.Message,
 	}
 	if vw.ShowLine {
 		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title
