@@ -124,6 +124,11 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	if d.State != StateNone {
 		raw, changed = g.reissue(w, room, v, p, d)
 	}
+	if !changed && p.Valid && !p.Cookie {
+		// An app keeps its ticket in Waitroom-Token: give it back on every
+		// answer, so a client can always carry the latest one.
+		w.Header().Set(TokenHeader, raw)
+	}
 	if d.State == StateAdmitted {
 		g.obs.Request(room, "admitted")
 		if d.Joined {

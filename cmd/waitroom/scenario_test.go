@@ -2,6 +2,7 @@ package main
 
 import (
 	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -257,4 +258,58 @@ func TestGateway_RefreshHintInJSONAndHeader(t *testing.T) {
 	if r.state() != "waiting" || r.json["refresh_after"] != float64(2) || r.header.Get("Retry-After") != "2" {
 		t.Fatalf("refresh hint: %v, Retry-After %q", r.json, r.header.Get("Retry-After"))
 	}
+}
+
+// An app without a cookie jar waits and gets in with Waitroom-Token alone,
+// and the positions its JSON shows are those of the HTML page.
+func TestGateway_TokenOnlyClient(t *testing.T) {
+	_, srv := newUpstream(t)
+	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 1\n    tick: 50ms"))
+	inside := newVisitor(t, base)
+	inside.get("/events/1")
+	browser := newVisitor(t, base)
+	browser.get("/events/1") // first in line, with a cookie
+	noJar := &http.Client{Timeout: 5 * time.Second}
+	ask := func(path, token string, accept string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Accept", accept)
+		if token != "" {
+			req.Header.Set("Waitroom-Token", token)
+		}
+		resp, err := noJar.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := ask("/events/1", "", "application/json")
+	token := resp.Header.Get("Waitroom-Token")
+	if token == "" || !strings.Contains(body, `"position":2`) || !strings.Contains(body, token) {
+		t.Fatalf("first answer to an app: %s (token header %q)", body, token)
+	}
+	for range 3 {
+		resp, body = ask("/events/1", token, "application/json")
+		if resp.Header.Get("Waitroom-Token") == "" || !strings.Contains(body, `"position":2`) {
+			t.Fatalf("an app polling with its token: %s, token header %q", body, resp.Header.Get("Waitroom-Token"))
+		}
+	}
+	if _, html := ask("/events/1", token, "text/html"); !strings.Contains(html, `id="wr-pos">2<`) {
+		t.Fatal("the HTML page shows another position than the JSON")
+	}
+	inside.get("/events/done")
+	browser.waitAdmitted("concert", 3*time.Second)
+	browser.get("/events/done")
+	for deadline := time.Now().Add(3 * time.Second); ; {
+		resp, body = ask("/events/1", token, "application/json")
+		if body == "site:/events/1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the app never got in: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = app
 }
