@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"strings"
 	"time"
 	"unicode"
@@ -46,6 +47,11 @@ type PageConfig struct {
 	// the admin API can replace it at run time. Default "", at most 500
 	// characters.
 	Message string `mapstructure:"message" yaml:"message" json:"message"`
+	// Template is an HTML file that replaces the built-in waiting page for
+	// this room (see loadTemplate for its variables). Default "": built in.
+	// It is parsed and test-rendered when the configuration loads, so a
+	// mistake is a configuration error naming the file and line.
+	Template string `mapstructure:"template" yaml:"template" json:"template"`
 }
 
 // DefaultPage returns the defaults every room's page starts from.
@@ -55,6 +61,7 @@ func DefaultPage() PageConfig {
 
 // Page is a validated PageConfig, ready to fill a Waiting.
 type Page struct {
+	custom     *template.Template
 	Message    string
 	Title      string
 	Locale     string
@@ -107,6 +114,13 @@ func (c PageConfig) Build() (Page, error) {
 		bad("message", "%v", err)
 	}
 	p.Message = c.Message
+	if c.Template != "" {
+		t, err := loadTemplate(c.Template)
+		if err != nil {
+			bad("template", "%v", err)
+		}
+		p.custom = t
+	}
 	return p, errors.Join(errs...)
 }
 

@@ -39,6 +39,8 @@ type Waiting struct {
 
 	Message string // the operator's notice for the room; "" for none
 
+	custom *template.Template // the room's own page (page.template), if any
+
 	StatusCode int // 200 (default), 202 or 429
 }
 
@@ -78,7 +80,7 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
 		return
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), v.Locale)
-	p.html(w, r, status, p.cspWaiting, "waiting.html", p.view(lang, v))
+	p.render(w, r, status, p.cspWaiting, v.custom, "waiting.html", p.view(lang, v))
 }
 
 // JSON sends v as the status endpoint's answer.

@@ -95,9 +95,26 @@ func putBuffer(b *bytes.Buffer) {
 // html renders the named template and sends it in one write, so a template
 // error becomes a clean 500 rather than half a page.
 func (p *Pages) html(w http.ResponseWriter, r *http.Request, status int, csp, name string, data any) {
+	p.render(w, r, status, csp, nil, name, data)
+}
+
+// render is html with a room's own template in place of the named one,
+// when custom is not nil.
+func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, csp string, custom *template.Template, name string, data any) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := p.tmpl.ExecuteTemplate(buf, name, data); err != nil {
+	var err error
+	if custom != nil {
+		// Checked at load; should it still fail on some value, the visitor
+		// gets the built-in page rather than an error.
+		if err = custom.Execute(buf, data); err != nil {
+			buf.Reset()
+		}
+	}
+	if custom == nil || err != nil {
+		err = p.tmpl.ExecuteTemplate(buf, name, data)
+	}
+	if err != nil {
 		// Only a broken embedded template gets here; New's tests render every
 		// one, so this is a guard, not a path.
 		secure(w.Header(), cspJSON)

@@ -78,5 +78,6 @@ func (rs *Responder) waiting(a waitroom.Answer) Waiting {
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
 		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
+		custom: page.custom,
 	}
 }

@@ -15,7 +15,14 @@ import (
 // WatchFile makes the app reload from path on SIGHUP and whenever the file
 // changes; Run does the watching.
 func (a *App) WatchFile(path string) {
-	a.path, a.watch = path, true
+	a.usePath(path)
+	a.watch = true
+}
+
+// usePath makes path the file SIGHUP reloads from, as loaded now.
+func (a *App) usePath(path string) {
+	a.path = path
+	a.loaded = fingerprint(path, a.current().cfg)
 }
 
 // hangups registers for SIGHUP; Run calls it before it serves, so that a
@@ -51,25 +58,22 @@ func (a *App) Reload(why string) error {
 		log.Warn("reload asked, but waitroom was not started from a file")
 		return errors.New("no configuration file to reload")
 	}
-	raw, err := os.ReadFile(a.path)
-	if err == nil && a.loaded != nil && bytes.Equal(raw, a.loaded) {
-		a.metrics.Reload("unchanged")
-		log.Debug("configuration unchanged")
-		return nil
-	}
 	cfg, err := loadConfig(a.path)
 	if err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return err
 	}
-	a.loaded = raw
-	old := a.current()
-	if reflect.DeepEqual(cfg, old.cfg) {
+	// The file and the page templates it names, as bytes: equal means
+	// nothing to do, even after a change only a restart applies.
+	fp := fingerprint(a.path, cfg)
+	if bytes.Equal(fp, a.loaded) {
 		a.metrics.Reload("unchanged")
 		log.Debug("configuration unchanged")
 		return nil
 	}
+	a.loaded = fp
+	old := a.current()
 	restart := needsRestart(old.cfg, cfg)
 	if len(restart) > 0 {
 		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
@@ -97,6 +101,19 @@ func (a *App) Reload(why string) error {
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
 	return nil
+}
+
+// fingerprint is the configuration file's bytes followed by those of every
+// room's page template, in room order.
+func fingerprint(path string, cfg *Config) []byte {
+	out, _ := os.ReadFile(path)
+	for _, name := range sortedKeys(cfg.Rooms) {
+		if t := cfg.Rooms[name].Page.Template; t != "" {
+			b, _ := os.ReadFile(t)
+			out = append(append(out, 0), b...)
+		}
+	}
+	return out
 }
 
 // needsRestart lists the top-level keys whose change a running gateway

@@ -35,7 +35,7 @@ func fileGateway(t *testing.T, yaml string, watch bool) (*App, string, string, *
 	if watch {
 		app.WatchFile(path)
 	} else {
-		app.path = path
+		app.usePath(path)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -202,5 +202,41 @@ func TestReload_WatchFollowsRecreateAndSettles(t *testing.T) {
 	waitFor(t, 3*time.Second, func() bool { return app.current().cfg.Rooms["concert"].MaxActive == 3 })
 	if n := logs.FilterMessage("configuration not reloaded; the running one stays").Len(); n != 0 {
 		t.Fatalf("a half-written file was read %d times", n)
+	}
+}
+
+// A room's page template is checked when the file loads and reloaded with
+// it, even when only the template changed.
+func TestReload_PageTemplate(t *testing.T) {
+	_, srv := newUpstream(t)
+	tpl := filepath.Join(t.TempDir(), "page.html")
+	write := func(marker string) {
+		src := `<!doctype html><html lang="{{.Lang}}"><style>{{.CSS}}</style><h1>` + marker + ` {{.Position}}</h1>` +
+			`<script type="application/json" id="wr-data">{{.Data}}</script><script>{{.JS}}</script></html>`
+		if err := os.WriteFile(tpl, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("FIRST")
+	app, base, _, _ := fileGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    page: { template: \""+tpl+"\" }"), false)
+	v := newVisitor(t, base)
+	if r := v.get("/events/"); !strings.Contains(r.body, "<h1>FIRST 1</h1>") {
+		t.Fatalf("the room's own page was not used:\n%.300s", r.body)
+	}
+	write("SECOND")
+	if err := app.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if r := v.get("/events/"); !strings.Contains(r.body, "<h1>SECOND 1</h1>") {
+		t.Fatalf("the changed template was not reloaded:\n%.300s", r.body)
+	}
+	if err := os.WriteFile(tpl, []byte("<h1>{{.Position</h1>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Reload("test"); err == nil || !strings.Contains(err.Error(), "rooms.concert.page.template: template: "+tpl+":1") {
+		t.Fatalf("a broken template must be refused by file and line, got %v", err)
+	}
+	if r := v.get("/events/"); !strings.Contains(r.body, "<h1>SECOND 1</h1>") {
+		t.Fatal("after a broken template the running page must stay")
 	}
 }
