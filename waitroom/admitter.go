@@ -91,6 +91,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	a.gate.storeBack()
 	a.ln.stats.Store(&st)
 	a.ln.hist.add(time.Now(), &st)
+	a.ln.measureSpread(time.Now())
 	a.gate.obs.Tick(a.ln.room.Name, res)
 	a.gate.obs.Room(a.ln.room.Name, st)
 	a.gate.obs.StoreUp(true) // from the first tick on, not only after an outage

@@ -26,3 +26,34 @@ func TestAdmissionRate(t *testing.T) {
 		}
 	}
 }
+
+func TestEtaRange(t *testing.T) {
+	t.Parallel()
+	if eta, most := etaRange(60, 1, nil); eta != time.Minute || most != 0 {
+		t.Errorf("no history: %v %v", eta, most)
+	}
+	if eta, most := etaRange(60, 1, &rateSpread{low: 0.9, high: 1.2}); eta != time.Minute || most != 0 {
+		t.Errorf("a steady line must give one figure: %v %v", eta, most)
+	}
+	// The last minutes ran at 0.5 to 2 a second: 60 places take 30 s to 2 min.
+	if eta, most := etaRange(60, 1, &rateSpread{low: 0.5, high: 2}); eta != 30*time.Second || most != 2*time.Minute {
+		t.Errorf("an uneven line: %v to %v, want 30s to 2m", eta, most)
+	}
+}
+
+func TestLine_MeasureSpread(t *testing.T) {
+	t.Parallel()
+	ln := newLine(Room{Name: "r"})
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	for i, perMin := range []int64{600, 60, 120, 0, 30} { // the first is too old to count
+		at := now.Add(-spreadWindow - time.Minute + time.Duration(i)*time.Minute)
+		if i > 0 {
+			at = now.Add(-time.Duration(5-i) * time.Minute)
+		}
+		ln.hist.add(at, &Stats{AdmittedLastMinute: perMin})
+	}
+	ln.measureSpread(now)
+	if sp := ln.spread.Load(); sp.low != 0.5 || sp.high != 2 {
+		t.Fatalf("spread %+v, want 0.5 to 2 a second (idle minutes and old samples left out)", *sp)
+	}
+}

@@ -20,11 +20,14 @@ const (
 
 // Answer is what a visitor who does not go through is told.
 type Answer struct {
-	Room       string
-	State      string // "waiting", "admitted", "hold", "none" or "left"
-	Decision   Decision
-	ETA        time.Duration
-	ETAKnown   bool
+	Room     string
+	State    string // "waiting", "admitted", "hold", "none" or "left"
+	Decision Decision
+	ETA      time.Duration
+	ETAKnown bool
+	// ETAMax, when more than ETA, makes the estimate a range: the line
+	// moved unevenly over the last minutes.
+	ETAMax     time.Duration
 	Progress   float64 // 0..1, from the position the visitor joined at
 	Refresh    time.Duration
 	ReturnTo   string // same-site request URI to go to once admitted
@@ -264,11 +267,29 @@ func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64)
 		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
 	}
 	if rate := admissionRate(ln.stats.Load(), eff.Limits.AdmitRate); rate > 0 && eff.Mode != ModePaused {
-		a.ETA = time.Duration(math.Ceil(float64(d.Position)/rate)) * time.Second
+		a.ETA, a.ETAMax = etaRange(d.Position, rate, ln.spread.Load())
 		a.ETAKnown = true
 	}
 	a.Refresh = refreshHint(ln.room, d.Position, a.ETA, a.ETAKnown)
 	return a
+}
+
+// etaRange is the wait of someone at position: one figure from the
+// current rate when the line moves steadily, else the range between the
+// fastest and the slowest minute of the last few (the current rate
+// included), so the page does not promise what an uneven line may not keep.
+func etaRange(position int64, rate float64, sp *rateSpread) (time.Duration, time.Duration) {
+	at := func(r float64) time.Duration {
+		return time.Duration(math.Ceil(float64(position)/r)) * time.Second
+	}
+	if sp == nil || sp.low <= 0 {
+		return at(rate), 0
+	}
+	lo, hi := min(sp.low, rate), max(sp.high, rate)
+	if hi < unsteady*lo {
+		return at(rate), 0
+	}
+	return at(hi), at(lo)
 }
 
 // minMeasured is how long a room must have been measured before its rate

@@ -10,10 +10,39 @@ import (
 // (the configuration with the store's override on top), the latest stats
 // and their recent history. The admitter refreshes all but the room.
 type line struct {
-	room  Room
-	eff   atomic.Pointer[Effective]
-	stats atomic.Pointer[Stats]
-	hist  history
+	room   Room
+	eff    atomic.Pointer[Effective]
+	stats  atomic.Pointer[Stats]
+	hist   history
+	spread atomic.Pointer[rateSpread] // of the last few minutes, for honest estimates
+}
+
+// rateSpread is the slowest and fastest admission rate (per second) seen
+// over the last spreadWindow, from the history samples.
+type rateSpread struct{ low, high float64 }
+
+// spreadWindow is how far back the estimate looks for an unsteady line.
+const spreadWindow = 5 * time.Minute
+
+// unsteady is how much faster the fastest minute must be than the slowest
+// for the page to give a range rather than one figure.
+const unsteady = 1.5
+
+// measureSpread recomputes the rate spread from the history; the admitter
+// calls it after each sample, so answers never walk the history.
+func (ln *line) measureSpread(now time.Time) {
+	var sp rateSpread
+	for _, s := range ln.hist.list() {
+		if now.Sub(s.At) > spreadWindow || s.AdmittedPerMinute <= 0 {
+			continue
+		}
+		r := float64(s.AdmittedPerMinute) / 60
+		if sp.low == 0 || r < sp.low {
+			sp.low = r
+		}
+		sp.high = max(sp.high, r)
+	}
+	ln.spread.Store(&sp)
 }
 
 // Effective is what a room runs on now: its limits and mode after the

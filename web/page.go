@@ -26,8 +26,9 @@ type Waiting struct {
 	Waiting  int64 // everyone in the line
 
 	ETA      time.Duration
-	ETAKnown bool    // false words the estimate as "calculating…"
-	Progress float64 // 0..1 of the way from joining to the front
+	ETAKnown bool          // false words the estimate as "calculating…"
+	ETAMax   time.Duration // more than ETA: the estimate is a range
+	Progress float64       // 0..1 of the way from joining to the front
 
 	Refresh time.Duration // when to ask again; zero means 5s
 
@@ -53,6 +54,7 @@ type Status struct {
 	Behind       int64   `json:"behind"`
 	Waiting      int64   `json:"waiting"`
 	ETASeconds   *int64  `json:"eta_seconds,omitempty"`
+	ETAMaxSecs   *int64  `json:"eta_max_seconds,omitempty"`
 	Progress     float64 `json:"progress"`
 	RefreshAfter int64   `json:"refresh_after"`
 	Token        string  `json:"token,omitempty"`
@@ -108,6 +110,10 @@ func (v Waiting) Status() Status {
 	if v.ETAKnown {
 		e := etaSeconds(v.ETA)
 		s.ETASeconds = &e
+		if v.ETAMax > v.ETA {
+			m := etaSeconds(v.ETAMax)
+			s.ETAMaxSecs = &m
+		}
 	}
 	if v.State == "admitted" {
 		s.Next = localURL(v.ReturnTo)
@@ -166,7 +172,7 @@ func (p *Pages) view(lang string, v Waiting) waitingView {
 		Ahead:    count(lang, "ahead", v.Ahead),
 		Behind:   count(lang, "behind", v.Behind),
 		Total:    count(lang, "waiting", v.Waiting),
-		ETA:      etaText(lang, v.ETA, v.ETAKnown),
+		ETA:      etaRangeText(lang, v.ETA, v.ETAMax, v.ETAKnown),
 		Percent:  pct, PercentText: strings.ReplaceAll(text(lang, "progress_text"), "{n}", strconv.Itoa(pct)),
 		Updated: clock(lang, now), UpdatedISO: now.UTC().Format(time.RFC3339),
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),

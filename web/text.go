@@ -44,6 +44,7 @@ var messages = map[string]map[string]string{
 		"eta_mN":           "About {n} minutes",
 		"eta_h":            "About {h} h",
 		"eta_hm":           "About {h} h {m} min",
+		"eta_range":        "{a} to {b} minutes",
 		"auto":             "This page updates itself and takes you in when it is your turn; no need to refresh.",
 		"keep":             "Refreshing this page does not lose your place.",
 		"updated":          "Last updated",
@@ -81,6 +82,7 @@ var messages = map[string]map[string]string{
 		"eta_mN":           "약 {n}분",
 		"eta_h":            "약 {h}시간",
 		"eta_hm":           "약 {h}시간 {m}분",
+		"eta_range":        "약 {a}~{b}분",
 		"auto":             "새로고침하지 않아도 자동으로 이동합니다.",
 		"keep":             "새로고침해도 대기 순번은 유지됩니다.",
 		"updated":          "마지막 업데이트",
@@ -151,6 +153,23 @@ func etaText(lang string, eta time.Duration, known bool) string {
 	}
 	r := strings.NewReplacer("{h}", strconv.FormatInt(h, 10), "{m}", strconv.FormatInt(m, 10))
 	return r.Replace(text(lang, key))
+}
+
+// etaRangeText words a range when the line moves unevenly ("5 to 8
+// minutes"), and one figure otherwise; a range past an hour is worded by
+// its upper end, the honest side.
+func etaRangeText(lang string, eta, most time.Duration, known bool) string {
+	if !known || most <= eta {
+		return etaText(lang, eta, known)
+	}
+	a, b := (etaSeconds(eta)+59)/60, (etaSeconds(most)+59)/60
+	switch {
+	case b >= 60:
+		return etaText(lang, most, true)
+	case a == b:
+		return etaText(lang, eta, true)
+	}
+	return strings.NewReplacer("{a}", strconv.FormatInt(max(a, 1), 10), "{b}", strconv.FormatInt(b, 10)).Replace(text(lang, "eta_range"))
 }
 
 // clock writes the time of an answer in the zone a visitor of that language

@@ -75,3 +75,24 @@ func TestMessages_SameKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestEtaRangeText(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		lang      string
+		eta, most time.Duration
+		want      string
+	}{
+		{"en", 5 * time.Minute, 0, "About 5 minutes"},
+		{"en", 5 * time.Minute, 8 * time.Minute, "5 to 8 minutes"},
+		{"ko", 5 * time.Minute, 8 * time.Minute, "약 5~8분"},
+		{"en", 20 * time.Second, 3 * time.Minute, "1 to 3 minutes"},
+		{"en", 30 * time.Minute, 90 * time.Minute, "About 1 h 30 min"},
+		{"en", 5*time.Minute - time.Second, 5 * time.Minute, "About 5 minutes"},
+	}
+	for _, c := range cases {
+		if got := etaRangeText(c.lang, c.eta, c.most, true); got != c.want {
+			t.Errorf("etaRangeText(%s, %v, %v) = %q, want %q", c.lang, c.eta, c.most, got, c.want)
+		}
+	}
+}

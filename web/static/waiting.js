@@ -28,8 +28,13 @@
     var s = n <= 1 ? T[key + n] : undefined;
     return s !== undefined ? s : fill(T[key + 'N'], group(n));
   }
-  function eta(sec) {
+  function eta(sec, most) {
     if (typeof sec !== 'number') return T.eta_unknown;
+    if (typeof most === 'number' && most > sec) {
+      var a = Math.max(1, Math.ceil(sec / 60)), b = Math.ceil(most / 60);
+      if (b >= 60) return eta(most);
+      if (a < b) return T.eta_range.replace('{a}', a).replace('{b}', b);
+    }
     if (sec < 60) return T.eta_less;
     var m = Math.ceil(sec / 60);
     if (m < 60) return count('eta_m', m);
@@ -67,7 +72,7 @@
       set('wr-ahead', count('ahead', d.ahead));
       set('wr-behind', count('behind', d.behind));
       set('wr-total', count('waiting', d.waiting));
-      set('wr-eta', eta(d.eta_seconds));
+      set('wr-eta', eta(d.eta_seconds, d.eta_max_seconds));
       var pct = Math.round(Math.min(1, Math.max(0, d.progress || 0)) * 100);
       var bar = $('wr-bar');
       bar.setAttribute('aria-valuenow', pct);
