@@ -2,6 +2,8 @@ package waitroom
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -128,4 +130,19 @@ type Overrides interface {
 	// MaxActive; stale visitors are dropped on the way as in Admit. The
 	// admissions count as ordinary ones. Errors: ErrUnavailable, ErrClosed.
 	AdmitN(ctx context.Context, room string, lim Limits, n int) (Admitted, error)
+	// Shuffle reorders, once per key, everyone waiting in the room now by
+	// ShuffleOrder(seed, id), reusing their ticket numbers among them: a
+	// fair draw among visitors who were all equally early (a scheduled
+	// sale's pre-queue), which anyone can check from the recorded seed. A
+	// key already used changes nothing and returns the seed recorded then.
+	// Errors: ErrUnavailable, ErrClosed.
+	Shuffle(ctx context.Context, room, key, seed string) (used string, shuffled int, err error)
+}
+
+// ShuffleOrder is the sort key of a visitor in a shuffle: the hex SHA-1 of
+// the seed followed by the visitor id. Stores sort by it, ascending, so the
+// order can be recomputed from the seed and the ids alone.
+func ShuffleOrder(seed, visitor string) string {
+	sum := sha1.Sum([]byte(seed + visitor))
+	return hex.EncodeToString(sum[:])
 }

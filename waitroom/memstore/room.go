@@ -41,6 +41,9 @@ type room struct {
 	// override is the room's runtime override (Store.SetOverride); its
 	// pointers are the room's own, never the caller's.
 	override waitroom.Override
+	// shuffleKey and shuffleSeed record the last Store.Shuffle, which runs
+	// once per key.
+	shuffleKey, shuffleSeed string
 }
 
 func newRoom(now time.Time) *room {

@@ -19,7 +19,7 @@ var (
 	opResults     = [...]string{"ok", "error", "canceled"}
 	ops           = [...]string{
 		"decide", "admit", "admit_n", "release", "stats", "ping",
-		"set_override", "clear_override", "override",
+		"set_override", "clear_override", "override", "shuffle",
 	}
 )
 
@@ -45,6 +45,7 @@ const (
 	opSetOverride
 	opClearOverride
 	opOverride
+	opShuffle
 )
 
 // indexOf returns s's index in set, or -1. A loop beats a map for four to

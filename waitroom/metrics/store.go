@@ -57,6 +57,13 @@ func (t *timedStore) AdmitN(ctx context.Context, room string, lim waitroom.Limit
 	return a, err
 }
 
+func (t *timedStore) Shuffle(ctx context.Context, room, key, seed string) (string, int, error) {
+	start := time.Now()
+	used, n, err := t.s.Shuffle(ctx, room, key, seed)
+	t.done(opShuffle, start, err)
+	return used, n, err
+}
+
 func (t *timedStore) Release(ctx context.Context, room, visitor string) error {
 	start := time.Now()
 	err := t.s.Release(ctx, room, visitor)

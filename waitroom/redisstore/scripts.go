@@ -28,6 +28,7 @@ var (
 	admitScript    = loadScript("admit.lua", true)
 	releaseScript  = loadScript("release.lua", true)
 	overrideScript = loadScript("override.lua", true)
+	shuffleScript  = loadScript("shuffle.lua", true)
 	statsScript    = loadScript("stats.lua", false)
 )
 

@@ -61,6 +61,7 @@ var cases = []testCase{
 	{"RecoveryGrace", many, testRecoveryGrace},
 	{"ShortUntilUsed", many, testShortUntilUsed},
 	{"RestoreInside", many, testRestoreInside},
+	{"Shuffle", many, testShuffle},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},
 	{"Conservation", many, testConservation},
 	{"AdmittedLastMinute", many, testAdmittedLastMinute},

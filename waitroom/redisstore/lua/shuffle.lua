@@ -1,0 +1,44 @@
+-- shuffle.lua: Store.Shuffle. ARGV: the key of this shuffle, the seed, and
+-- the meta key's lifetime in milliseconds. Reply: {shuffled, fresh}: fresh
+-- is 0 when this key was used before (nothing changes; the seed recorded
+-- then stays in K_META's shuffle_seed).
+--
+-- Everyone waiting is ordered by SHA-1 of seed..id and given, in that
+-- order, the ticket numbers they hold among them; each one's last poll
+-- moves with it. The work is O(n log n) in the length of the line, once
+-- per sale, at its opening.
+
+local KEY, SEED, TTL = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local m = redis.call('HMGET', K_META, 'shuffle_key', 'base')
+if KEY ~= '' and m[1] == KEY then
+  return {0, 0}
+end
+local base = tonumber(m[2])
+
+local all = redis.call('ZRANGE', K_QUEUE, 0, -1, 'WITHSCORES')
+local ids, tickets, order, seen = {}, {}, {}, {}
+for i = 1, #all, 2 do
+  local id, t = all[i], tonumber(all[i + 1])
+  ids[#ids + 1], tickets[#tickets + 1] = id, t
+  order[id] = redis.sha1hex(SEED .. id)
+  if indexed(t, base) then
+    seen[id] = redis.call('BITFIELD', K_SEEN, 'GET', SEEN_TYPE, seenIndex(t - base))[1]
+  else
+    seen[id] = tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
+  end
+end
+table.sort(ids, function(a, b) return order[a] < order[b] end)
+
+for i, id in ipairs(ids) do
+  local t = tickets[i] -- ZRANGE gave them in ascending order
+  redis.call('ZADD', K_QUEUE, t, id)
+  if indexed(t, base) then
+    redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(t - base), seen[id])
+    redis.call('ZREM', K_RSEEN, id)
+  else
+    redis.call('ZADD', K_RSEEN, seen[id], id)
+  end
+end
+redis.call('HSET', K_META, 'shuffle_key', KEY, 'shuffle_seed', SEED)
+keep(TTL, K_META)
+return {#ids, 1}
