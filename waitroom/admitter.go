@@ -2,6 +2,8 @@ package waitroom
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -69,7 +71,13 @@ func (a *Admitter) Tick(ctx context.Context) {
 		return
 	}
 	a.ln.setOverride(o)
-	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, a.ln.limits())
+	lim, ph, _ := a.ln.admission(time.Now())
+	if ph == PhaseOpen && a.ln.shuffleSeed.Load() == nil {
+		if !a.shuffle(tctx) {
+			return
+		}
+	}
+	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, lim)
 	if err != nil {
 		if ctx.Err() == nil { // not a shutdown
 			a.gate.storeDown(err)
@@ -95,4 +103,31 @@ func (a *Admitter) Tick(ctx context.Context) {
 	a.gate.obs.Tick(a.ln.room.Name, res)
 	a.gate.obs.Room(a.ln.room.Name, st)
 	a.gate.obs.StoreUp(true) // from the first tick on, not only after an outage
+}
+
+// shuffle draws the order of a scheduled sale's pre-queue at its opening:
+// every instance asks, the store does it once per opening and answers
+// with the seed it used, which is recorded for the audit. It reports
+// whether the tick may go on.
+func (a *Admitter) shuffle(ctx context.Context) bool {
+	key := a.ln.room.Schedule.ShuffleKey()
+	if key == "" {
+		none := ""
+		a.ln.shuffleSeed.Store(&none)
+		return true
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	used, n, err := a.gate.store.Shuffle(ctx, a.ln.room.Name, key, hex.EncodeToString(b[:]))
+	if err != nil {
+		if ctx.Err() == nil {
+			a.gate.storeDown(err)
+		}
+		return false
+	}
+	a.ln.shuffleSeed.Store(&used)
+	if n > 0 {
+		a.log.Info("sale opened: pre-queue shuffled", zap.Int("visitors", n), zap.String("seed", used))
+	}
+	return true
 }

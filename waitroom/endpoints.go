@@ -62,18 +62,19 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := g.visitor(ln.room.Name, p)
-	d, err := g.store.Decide(r.Context(), ln.room.Name, ln.limits(), v, false)
+	lim, ph, _ := ln.admission(g.now())
+	d, err := g.store.Decide(r.Context(), ln.room.Name, lim, v, false)
 	if err != nil {
 		g.statusTrouble(w, r, ln, p.Ticket, returnTo, err)
 		return
 	}
 	g.storeBack()
-	if d.State == StateNone && ln.eff.Load().Mode != ModeReject {
+	if d.State == StateNone && ln.eff.Load().Mode != ModeReject && ph == PhaseOpen {
 		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
 		return
 	}
 	raw, _ := g.reissue(w, ln.room.Name, v, p, d)
-	g.resp.Status(w, r, g.answer(ln, d, g.token(p, raw), returnTo, startOf(p, d)))
+	g.resp.Status(w, r, g.answer(ln, d, g.token(p, raw), returnTo, startOf(p, d), ph))
 }
 
 func (g *Gate) statusTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, returnTo string, err error) {

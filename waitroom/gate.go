@@ -112,9 +112,10 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	}
 	p := g.tickets.Read(r, room)
 	v := g.visitor(room, p)
-	eff := ln.eff.Load()
-	// A closed room (reject) takes nobody new into line; those inside go on.
-	d, err := g.store.Decide(r.Context(), room, eff.Limits, v, eff.Mode != ModeReject)
+	// A closed room (reject, or a sale before or after its hours) takes
+	// nobody new into line; those inside go on.
+	lim, ph, join := ln.admission(g.now())
+	d, err := g.store.Decide(r.Context(), room, lim, v, join)
 	if err != nil {
 		g.storeTrouble(w, r, ln, p, next, err)
 		return
@@ -146,7 +147,7 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		return
 	}
 	g.obs.Request(room, "queued")
-	a := g.answer(ln, d, g.token(p, raw), returnPath(r), startOf(p, d))
+	a := g.answer(ln, d, g.token(p, raw), returnPath(r), startOf(p, d), ph)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
 		return
@@ -246,7 +247,7 @@ func returnPath(r *http.Request) string {
 	return "/"
 }
 
-func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64) Answer {
+func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64, ph Phase) Answer {
 	eff := ln.eff.Load()
 	a := Answer{
 		Room: ln.room.Name, State: d.State.String(), Decision: d, Refresh: ln.room.Refresh,
@@ -255,8 +256,16 @@ func (g *Gate) answer(ln *line, d Decision, token, returnTo string, start int64)
 	switch {
 	case d.State == StateAdmitted:
 		return a
-	case eff.Mode == ModeReject:
+	case eff.Mode == ModeReject || ph == PhaseClosed:
 		a.State, a.Decision = "closed", Decision{}
+		return a
+	case ph == PhaseBefore || ph == PhasePrequeue:
+		// Everyone early is equal until the opening's shuffle: no place is
+		// shown, only the time left until the sale opens.
+		a.State, a.Decision = "prequeue", Decision{State: d.State, Ticket: d.Ticket}
+		until := max(ln.room.Schedule.OpensAt.Sub(g.now()), 0)
+		a.ETA, a.ETAKnown = until, true
+		a.Refresh = refreshHint(ln.room, nearFront+1, until, true)
 		return a
 	case d.State != StateWaiting:
 		return a

@@ -20,6 +20,10 @@ type RoomInfo struct {
 	BackETAOK bool
 	// Message is the notice the waiting page shows now.
 	Message string
+	// Phase is where the room's schedule stands; ShuffleSeed the seed of
+	// its opening's shuffle, once drawn ("" before, or without a schedule).
+	Phase       Phase
+	ShuffleSeed string
 }
 
 // Rooms names the gate's rooms, sorted.
@@ -39,7 +43,10 @@ func (g *Gate) Info(room string) (RoomInfo, bool) {
 		return RoomInfo{}, false
 	}
 	eff, st := ln.eff.Load(), ln.stats.Load()
-	info := RoomInfo{Room: ln.room, Effective: *eff, Stats: *st, Message: ln.message()}
+	info := RoomInfo{Room: ln.room, Effective: *eff, Stats: *st, Message: ln.message(), Phase: ln.room.Schedule.Phase(g.now())}
+	if seed := ln.shuffleSeed.Load(); seed != nil {
+		info.ShuffleSeed = *seed
+	}
 	if rate := admissionRate(st, eff.Limits.AdmitRate); rate > 0 && eff.Limits.MaxActive > 0 {
 		info.BackETA = time.Duration(float64(st.Waiting+1)/rate) * time.Second
 		info.BackETAOK = true

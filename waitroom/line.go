@@ -15,6 +15,9 @@ type line struct {
 	stats  atomic.Pointer[Stats]
 	hist   history
 	spread atomic.Pointer[rateSpread] // of the last few minutes, for honest estimates
+	// shuffleSeed is the seed of the opening's shuffle, once it ran (the
+	// store's record, shown by the admin API).
+	shuffleSeed atomic.Pointer[string]
 }
 
 // rateSpread is the slowest and fastest admission rate (per second) seen
@@ -66,6 +69,23 @@ func (ln *line) setOverride(o Override) {
 }
 
 func (ln *line) limits() Limits { return ln.eff.Load().Limits }
+
+// admission is what the room does at now: the limits to ask the store with,
+// whether a newcomer may take a ticket, and where its schedule stands.
+// Before a sale opens and after it closes nobody goes in; before the
+// pre-queue and after closing nobody new gets a ticket either.
+func (ln *line) admission(now time.Time) (lim Limits, ph Phase, join bool) {
+	eff := ln.eff.Load()
+	lim, ph = eff.Limits, ln.room.Schedule.Phase(now)
+	join = eff.Mode != ModeReject
+	switch ph {
+	case PhaseBefore, PhaseClosed:
+		lim.MaxActive, join = 0, false
+	case PhasePrequeue:
+		lim.MaxActive = 0
+	}
+	return lim, ph, join
+}
 
 // message is the notice in effect: the override's, else the configured one.
 func (ln *line) message() string {
@@ -131,6 +151,7 @@ func (g *Gate) Adopt(old *Gate) {
 			continue
 		}
 		ln.setOverride(prev.eff.Load().Override)
+		ln.shuffleSeed.Store(prev.shuffleSeed.Load())
 		ln.stats.Store(prev.stats.Load())
 		prev.hist.mu.Lock()
 		ln.hist.samples, ln.hist.next, ln.hist.n = prev.hist.samples, prev.hist.next, prev.hist.n

@@ -37,6 +37,8 @@ type RoomConfig struct {
 	// Mode is "fifo" (default), "random", "passthrough", "reject" or
 	// "paused"; the admin API can change it at run time.
 	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
+	// Schedule opens and closes a sale at fixed times; default none.
+	Schedule ScheduleConfig `mapstructure:"schedule" yaml:"schedule" json:"schedule"`
 }
 
 // DefaultRoom returns the defaults every room starts from.
@@ -59,6 +61,7 @@ type Room struct {
 	Tick       time.Duration
 	StatusCode int
 	Mode       Mode
+	Schedule   Schedule
 	// Refresh is how often a waiting visitor asks again, and Title the
 	// room's display name; both come from the room's page section, which
 	// the web package owns.
@@ -122,6 +125,11 @@ func (c RoomConfig) Build(name string) (Room, error) {
 	if c.RecoveryGrace == "" {
 		r.Limits.RecoveryGrace = r.Limits.AbandonAfter
 	}
+	if sched, err := c.Schedule.Build(); err != nil {
+		errs = append(errs, prefixErrs("schedule.", err)...)
+	} else {
+		r.Schedule = sched
+	}
 	if m, err := ParseMode(c.Mode); err != nil {
 		bad("mode", "%v", err)
 	} else {
@@ -162,4 +170,16 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("must not be negative, got %q", s)
 	}
 	return d, nil
+}
+
+// prefixErrs puts prefix before every problem of a joined error.
+func prefixErrs(prefix string, err error) []error {
+	var out []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, fmt.Errorf("%s%w", prefix, e))
+		}
+		return out
+	}
+	return []error{fmt.Errorf("%s%w", prefix, err)}
 }

@@ -30,6 +30,18 @@ type RoomView struct {
 	StoreUp    bool          `json:"store_up"`
 	Title      string        `json:"title,omitempty"`
 	Message    string        `json:"message"` // the notice the waiting page shows now
+	Schedule   *ScheduleView `json:"schedule,omitempty"`
+}
+
+// ScheduleView is a scheduled sale: its times, where it stands, and the
+// seed of the opening's shuffle, from which anyone can recompute the order
+// (waitroom.ShuffleOrder: SHA-1 of seed and visitor id, ascending).
+type ScheduleView struct {
+	PrequeueFrom *time.Time `json:"prequeue_from,omitempty"`
+	OpensAt      *time.Time `json:"opens_at,omitempty"`
+	ClosesAt     *time.Time `json:"closes_at,omitempty"`
+	Phase        string     `json:"phase"`
+	ShuffleSeed  string     `json:"shuffle_seed,omitempty"`
 }
 
 // LimitsView is a room's limits and mode.
@@ -73,6 +85,16 @@ func (a *admin) view(g *waitroom.Gate, name string) RoomView {
 			ov.AdmitRate = o.AdmitRate.String()
 		}
 		v.Override = ov
+	}
+	if sc := info.Room.Schedule; sc != (waitroom.Schedule{}) {
+		at := func(t time.Time) *time.Time {
+			if t.IsZero() {
+				return nil
+			}
+			return &t
+		}
+		v.Schedule = &ScheduleView{PrequeueFrom: at(sc.PrequeueFrom), OpensAt: at(sc.OpensAt), ClosesAt: at(sc.ClosesAt),
+			Phase: info.Phase.String(), ShuffleSeed: info.ShuffleSeed}
 	}
 	if info.BackETAOK {
 		s := int64(info.BackETA / time.Second)

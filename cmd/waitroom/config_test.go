@@ -62,7 +62,7 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	}
 	for _, key := range []string{"read_header_timeout", "max_header_bytes", "on_error", "hash_keys", "same_site", "max_age",
 		"dial_timeout", "max_active", "admit_rate", "admit_burst", "session_ttl", "abandon_after", "tick", "status_code",
-		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen"} {
+		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen", "opens_at", "closes_at", "prequeue_from"} {
 		if !bytes.Contains(doc, []byte(key+":")) {
 			t.Errorf("configs/waitroom.yaml does not document %q", key)
 		}
@@ -135,6 +135,8 @@ func TestConfig_Bad(t *testing.T) {
 		{"public admin without a token", `listen: "127.0.0.1:0"`, `listen: "127.0.0.1:0"` + "\nadmin: { listen: \"0.0.0.0:9090\" }", "admin.token: required when listen is not a loopback address"},
 		{"short admin token", `listen: "127.0.0.1:0"`, `listen: "127.0.0.1:0"` + "\nadmin: { token: short }", "admin.token: must be at least 16 characters"},
 		{"bad mode", "max_active: 500", "max_active: 500\n    mode: sideways", `rooms.concert.mode: must be "fifo"`},
+		{"bad sale time", "max_active: 500", "max_active: 500\n    schedule: { opens_at: \"tomorrow 10am\" }", `rooms.concert.schedule.opens_at: want an RFC 3339 time`},
+		{"pre-queue after opening", "max_active: 500", "max_active: 500\n    schedule: { prequeue_from: \"2026-12-01T10:00:00Z\", opens_at: \"2026-12-01T09:00:00Z\" }", "rooms.concert.schedule.prequeue_from: must be before opens_at"},
 		{"upper-case key", `listen: "127.0.0.1:0"`, `Listen: "127.0.0.1:0"`, `Listen: keys are lower case; did you mean "listen"?`},
 		{"bad cidr", `paths: ["/static/"]`, `paths: ["/static/"]` + "\n  cidrs: [\"10.0.0.0/33\"]", "bypass.cidrs[0]"},
 	}
