@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/web/browsertest"
 )
 
 // TestBrowser_PollsAndMovesOn runs waiting.js in a real headless Chromium
@@ -17,7 +19,7 @@ import (
 // chromium binary it skips on a developer's machine and fails in CI
 // (CI=true), where .ci/run installs Debian's chromium.
 func TestBrowser_PollsAndMovesOn(t *testing.T) {
-	chromium := requireChromium(t)
+	chromium := browsertest.Chromium(t)
 	tests := []struct {
 		name   string
 		admit  int64 // poll number that admits; 0 never

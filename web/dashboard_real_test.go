@@ -13,13 +13,14 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/web/browsertest"
 )
 
 // TestDashboard_RealAPI signs in to the dashboard served by the real admin
 // handler over a real gate and store, and checks that the room card shows
 // the numbers the API returns.
 func TestDashboard_RealAPI(t *testing.T) {
-	chromium := requireChromium(t)
+	chromium := browsertest.Chromium(t)
 	const token = "real-admin-token-0123456789"
 	gate, store := realGate(t)
 	ctxb := context.Background()

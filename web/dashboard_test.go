@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/waitroom/waitroom/web/browsertest"
 )
 
 func TestDashboard_Headers(t *testing.T) {
@@ -102,7 +104,7 @@ func checkInline(t *testing.T, body, csp string) {
 // and saves docs/dashboard.png. Without chromium it skips on a developer's
 // machine and fails in CI (CI=true).
 func TestDashboard_Browser(t *testing.T) {
-	chromium := requireChromium(t)
+	chromium := browsertest.Chromium(t)
 	api := newFakeAdmin("s3cret-admin-token")
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /admin/{$}", newPages(t).Dashboard)

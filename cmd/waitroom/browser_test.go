@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/web/browsertest"
 )
 
 // The browser tests below drive Debian's chromium through chromedp. Every
@@ -30,26 +30,12 @@ const (
 	browserTotal = 150 * time.Second // the whole test
 )
 
-// requireChromium finds Debian's chromium. Without it the browser tests skip
-// on a developer's machine and fail in CI (CI=true), where .ci/run installs it.
-func requireChromium(t *testing.T) string {
-	t.Helper()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI must install it (apt-get install chromium)")
-		}
-		t.Skip("no chromium in PATH; install Debian's chromium to run the browser test")
-	}
-	return chromium
-}
-
 // startChromium starts one headless chromium for the test and returns a
 // context on it. Visitors get their own BrowserContext (own cookie jar) from
 // newBrowserVisitor.
 func startChromium(t *testing.T) context.Context {
 	t.Helper()
-	chromium := requireChromium(t)
+	chromium := browsertest.Chromium(t)
 	ctx, cancel := context.WithTimeout(t.Context(), browserTotal)
 	t.Cleanup(cancel)
 	// The flags keep Chromium off the network and out of the user's profile,
