@@ -24,6 +24,9 @@ type Waiting struct {
 	Ahead    int64
 	Behind   int64
 	Waiting  int64 // everyone in the line
+	// Ticket is the visitor's ticket number while in line: numbers only
+	// grow, so two clients can tell who came first. 0 when unknown.
+	Ticket int64
 
 	ETA      time.Duration
 	ETAKnown bool          // false words the estimate as "calculating…"
@@ -53,6 +56,7 @@ type Status struct {
 	Ahead        int64   `json:"ahead"`
 	Behind       int64   `json:"behind"`
 	Waiting      int64   `json:"waiting"`
+	Ticket       int64   `json:"ticket,omitempty"`
 	ETASeconds   *int64  `json:"eta_seconds,omitempty"`
 	ETAMaxSecs   *int64  `json:"eta_max_seconds,omitempty"`
 	Progress     float64 `json:"progress"`
@@ -102,6 +106,7 @@ func (v Waiting) Status() Status {
 		Ahead:        max(v.Ahead, 0),
 		Behind:       max(v.Behind, 0),
 		Waiting:      max(v.Waiting, 0),
+		Ticket:       max(v.Ticket, 0),
 		Progress:     math.Round(progress(v.Progress)*1000) / 1000,
 		RefreshAfter: refreshSeconds(v.Refresh),
 		Token:        v.Token,

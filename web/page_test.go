@@ -27,7 +27,7 @@ func newPages(tb testing.TB) *Pages {
 func sample() Waiting {
 	return Waiting{
 		Room: "concert", Title: "Concert tickets", Locale: "en", State: "waiting",
-		Position: 1234, Ahead: 1233, Behind: 820, Waiting: 2054,
+		Position: 1234, Ahead: 1233, Behind: 820, Waiting: 2054, Ticket: 98765,
 		ETA: 11*time.Minute + 20*time.Second, ETAKnown: true, Progress: 0.42,
 		Refresh:   7 * time.Second,
 		ReturnTo:  "/events/1",
@@ -169,9 +169,9 @@ func TestWaiting_JSON(t *testing.T) {
 		v    Waiting
 		want string
 	}{
-		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123"}`},
-		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123"}`},
-		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1"}`},
+		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123"}`},
+		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123"}`},
+		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1"}`},
 		{"admitted off site", offsite, `"next":"/"}`},
 	}
 	for _, tt := range tests {

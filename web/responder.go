@@ -72,7 +72,7 @@ func (rs *Responder) waiting(a waitroom.Answer) Waiting {
 	}
 	return Waiting{
 		Room: a.Room, Title: page.Title, Locale: page.Locale, State: a.State,
-		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Waiting: d.Waiting,
+		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Waiting: d.Waiting, Ticket: d.Ticket,
 		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
 		ReturnTo:  a.ReturnTo,
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
