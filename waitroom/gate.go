@@ -18,6 +18,11 @@ const (
 	RoomHeader    = "Waitroom-Room"
 )
 
+// StateHeader is set on every answer the gate makes itself (a waiting page,
+// a status, a refused write), never on the site's: a client, a load tester
+// or a CDN rule can tell "in line" from "the site" without reading bodies.
+const StateHeader = "Waitroom-State"
+
 // Answer is what a visitor who does not go through is told.
 type Answer struct {
 	Room     string

@@ -32,17 +32,20 @@ func NewResponder(pages *Pages, rooms map[string]Page) *Responder {
 
 // Waiting answers a visitor in line (or asked to hold).
 func (rs *Responder) Waiting(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	w.Header().Set(waitroom.StateHeader, a.State)
 	rs.Pages.Waiting(w, r, rs.waiting(a))
 }
 
 // Status answers /.waitroom/status with JSON. A "hold" is 200 too: the
 // state says what happened, and a client keeps polling either way.
 func (rs *Responder) Status(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	w.Header().Set(waitroom.StateHeader, a.State)
 	rs.Pages.JSON(w, http.StatusOK, rs.waiting(a))
 }
 
 // NotForwarded refuses a waiting visitor's write request.
 func (rs *Responder) NotForwarded(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
+	w.Header().Set(waitroom.StateHeader, a.State)
 	rs.Pages.NotForwarded(w, r, a.Room, a.Refresh)
 }
 

@@ -19,8 +19,8 @@ func TestGateway_ThirdVisitorWaitsUntilRelease(t *testing.T) {
 	_, base := startGateway(t, gwConfig(srv.URL, twoInside))
 	a, b, c := newVisitor(t, base), newVisitor(t, base), newVisitor(t, base)
 	for _, v := range []*visitor{a, b} {
-		if r := v.get("/events/1"); r.status != 200 || r.body != "site:/events/1" {
-			t.Fatalf("first visitors must go straight through: %d %q", r.status, r.body)
+		if r := v.get("/events/1"); r.status != 200 || r.body != "site:/events/1" || r.header.Get("Waitroom-State") != "" {
+			t.Fatalf("first visitors must go straight through, untouched: %d %q %v", r.status, r.body, r.header)
 		}
 	}
 	before := up.count()
@@ -29,7 +29,8 @@ func TestGateway_ThirdVisitorWaitsUntilRelease(t *testing.T) {
 		t.Fatalf("third visitor: want waiting at position 1, got %d %v", r.status, r.json)
 	}
 	html := c.get("/events/1")
-	if !strings.Contains(html.header.Get("Content-Type"), "text/html") || html.header.Get("Cache-Control") != "no-store" {
+	if !strings.Contains(html.header.Get("Content-Type"), "text/html") || html.header.Get("Cache-Control") != "no-store" ||
+		html.header.Get("Waitroom-State") != "waiting" {
 		t.Fatalf("waiting page headers: %v", html.header)
 	}
 	if up.count() != before {
@@ -111,7 +112,8 @@ func TestGateway_WaitingPostIsNotForwarded(t *testing.T) {
 	v := newVisitor(t, base)
 	v.get("/events/")
 	r := v.do(http.MethodPost, "/events/buy")
-	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || r.header.Get("Cache-Control") != "no-store" {
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || r.header.Get("Cache-Control") != "no-store" ||
+		r.header.Get("Waitroom-State") != "waiting" {
 		t.Fatalf("waiting POST: %d %v", r.status, r.header)
 	}
 	if up.count() != 0 {
