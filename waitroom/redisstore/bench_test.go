@@ -145,3 +145,25 @@ func benchAdmit(b *testing.B, s *redisstore.Store, rt *roundTrips, lim waitroom.
 	}
 	b.ReportMetric(float64(rt.n.Load())/float64(b.N), "roundtrips/op")
 }
+
+// BenchmarkRedisStore_DecideParallel: many waiting visitors poll at once,
+// as a spike's pages do.
+func BenchmarkRedisStore_DecideParallel(b *testing.B) {
+	lim := limits(0)
+	s, rt := countingStore(b)
+	line := joinMany(b, s, lim, 1000)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	rt.n.Store(0)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Decide(ctx, "concert", lim, line[rand.IntN(len(line))], true); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(rt.n.Load())/float64(b.N), "roundtrips/op")
+}
