@@ -111,3 +111,14 @@ func newTransport(s upstreamSettings) (*http.Transport, error) {
 	t.MaxIdleConns = s.maxIdle
 	return t, nil
 }
+
+// Transport is the transport an upstream configured as c gets, for tools
+// that must compare against the gateway on equal terms (the benchmarks put
+// a bare httputil.ReverseProxy on it).
+func (c UpstreamConfig) Transport() (*http.Transport, error) {
+	s, err := c.parse()
+	if err != nil {
+		return nil, err
+	}
+	return newTransport(s)
+}

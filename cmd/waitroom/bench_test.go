@@ -1,0 +1,252 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+)
+
+// The benchmarks below put the gateway and a bare httputil.ReverseProxy,
+// on the same upstream and the same transport settings, side by side in
+// one run: BenchmarkPath/<path>/<store>/bare then .../gateway. With -count
+// the pair alternates, and cmd/benchratio turns the output into ratios
+// (make bench). Clients, proxies and upstream share this machine's cores,
+// as they do alike for both.
+
+// benchBody is a small page, the kind a site serves by the thousand.
+var benchBody = strings.Repeat("x", 512)
+
+// benchClients is how many requests are in flight at once, per GOMAXPROCS.
+const benchClients = 8
+
+func benchUpstream(b *testing.B) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, benchBody)
+	}))
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+// bareProxy is httputil.ReverseProxy on the transport a gateway upstream
+// would get, and nothing else.
+func bareProxy(b *testing.B, upstream string) string {
+	target, err := url.Parse(upstream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := proxy.DefaultUpstream()
+	cfg.URL = upstream
+	tr, err := cfg.Transport()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.SetXForwarded() }, Transport: tr}
+	srv := httptest.NewServer(rp)
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// benchRoom is the room the benchmarks use: everyone in at once for the
+// admitted path, nobody for the waiting ones.
+func benchRoom(maxActive int) string {
+	return fmt.Sprintf("    max_active: %d\n    admit_rate: 1000000/s\n    admit_burst: 100000\n    session_ttl: 10m\n    abandon_after: 10m\n    tick: 1s", maxActive)
+}
+
+// benchGateway starts a gateway on the memory store or a fresh Redis.
+func benchGateway(b *testing.B, store, upstream, room string) string {
+	cfg := gwConfig(upstream, room)
+	if store == "redis" {
+		srv := redistest.Start(b)
+		cfg = redisConfig(upstream, room, srv.Addr(), "closed", "")
+		// The test config's short timeouts are for outage tests; a
+		// benchmark that saturates two cores needs the defaults.
+		cfg = strings.Replace(cfg, ", dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms", "", 1)
+	}
+	_, base := startGateway(b, cfg)
+	return base
+}
+
+// benchClient is one shared client with room for every in-flight request
+// on a kept-alive connection.
+func benchClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 1024
+	tr.MaxIdleConns = 1024
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// ticketCookies has n visitors take a ticket at base+path and returns
+// their cookies; want is the state each must be in.
+func ticketCookies(b *testing.B, c *http.Client, base, path string, n int, wantWaiting bool) []string {
+	cookies := make([]string, n)
+	for i := range cookies {
+		res, err := c.Get(base + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if waiting := res.Header.Get("Waitroom-State") == "waiting"; waiting != wantWaiting || res.StatusCode != 200 {
+			b.Fatalf("visitor %d: status %d, state %q, want waiting=%v", i, res.StatusCode, res.Header.Get("Waitroom-State"), wantWaiting)
+		}
+		for _, sc := range res.Cookies() {
+			if strings.HasPrefix(sc.Name, "waitroom_") {
+				cookies[i] = sc.Name + "=" + sc.Value
+			}
+		}
+		if cookies[i] == "" {
+			b.Fatalf("visitor %d got no ticket", i)
+		}
+	}
+	return cookies
+}
+
+// load sends requests made by next from parallel clients until b.N are
+// done, checks each answer and reports latency percentiles and req/s.
+func load(b *testing.B, c *http.Client, next func(i int) *http.Request, check func(*http.Response) error) {
+	var (
+		mu     sync.Mutex
+		lat    []time.Duration
+		seq    atomic.Int64
+		failed atomic.Value
+	)
+	b.ReportAllocs()
+	b.SetParallelism(benchClients)
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		mine := make([]time.Duration, 0, 1024)
+		for pb.Next() {
+			req := next(int(seq.Add(1)))
+			t0 := time.Now()
+			res, err := c.Do(req)
+			if err == nil {
+				_, err = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if err == nil {
+					err = check(res)
+				}
+			}
+			mine = append(mine, time.Since(t0))
+			if err != nil {
+				failed.CompareAndSwap(nil, err)
+			}
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	elapsed, cpu := time.Since(start), processCPU()-cpu0
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "cpu-µs/op")
+}
+
+func wantStatus(code int, state string) func(*http.Response) error {
+	return func(res *http.Response) error {
+		if res.StatusCode != code || res.Header.Get("Waitroom-State") != state {
+			return fmt.Errorf("got %d state %q, want %d state %q", res.StatusCode, res.Header.Get("Waitroom-State"), code, state)
+		}
+		return nil
+	}
+}
+
+func BenchmarkPath(b *testing.B) {
+	for _, store := range []string{"memory", "redis"} {
+		b.Run("admitted/"+store, func(b *testing.B) { benchAdmitted(b, store) })
+		b.Run("poll/"+store, func(b *testing.B) { benchPoll(b, store) })
+		b.Run("join/"+store, func(b *testing.B) { benchJoin(b, store) })
+	}
+}
+
+// benchAdmitted: visitors inside ask the site for a page.
+func benchAdmitted(b *testing.B, store string) {
+	up := benchUpstream(b)
+	bare := bareProxy(b, up.URL)
+	gw := benchGateway(b, store, up.URL, benchRoom(100000))
+	c := benchClient()
+	cookies := ticketCookies(b, c, gw, "/events/1", 64, false)
+	run := func(b *testing.B, base string) {
+		load(b, c, func(i int) *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, base+"/events/1", nil)
+			r.Header.Set("Cookie", cookies[i%len(cookies)])
+			return r
+		}, wantStatus(200, ""))
+	}
+	b.Run("bare", func(b *testing.B) { run(b, bare) })
+	b.Run("gateway", func(b *testing.B) { run(b, gw) })
+}
+
+// benchPoll: visitors in line ask their status, as the page's script does.
+func benchPoll(b *testing.B, store string) {
+	up := benchUpstream(b)
+	bare := bareProxy(b, up.URL)
+	gw := benchGateway(b, store, up.URL, benchRoom(0))
+	c := benchClient()
+	cookies := ticketCookies(b, c, gw, "/events/1", 64, true)
+	b.Run("bare", func(b *testing.B) {
+		load(b, c, func(i int) *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, bare+"/events/1", nil)
+			r.Header.Set("Accept", "application/json")
+			return r
+		}, wantStatus(200, ""))
+	})
+	b.Run("gateway", func(b *testing.B) {
+		load(b, c, func(i int) *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, gw+"/.waitroom/status?room=concert&return_to=%2Fevents%2F1", nil)
+			r.Header.Set("Accept", "application/json")
+			r.Header.Set("Cookie", cookies[i%len(cookies)])
+			return r
+		}, wantStatus(200, "waiting"))
+	})
+}
+
+// benchJoin: new visitors arrive and are handed a ticket and the waiting
+// page, the first thing a spike asks for.
+func benchJoin(b *testing.B, store string) {
+	up := benchUpstream(b)
+	bare := bareProxy(b, up.URL)
+	gw := benchGateway(b, store, up.URL, benchRoom(0))
+	c := benchClient()
+	page := func(b *testing.B, base, state string) {
+		load(b, c, func(int) *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, base+"/events/1", nil)
+			r.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+			r.Header.Set("Accept-Language", "ko-KR,ko;q=0.9,en-US;q=0.8")
+			return r
+		}, wantStatus(200, state))
+	}
+	b.Run("bare", func(b *testing.B) { page(b, bare, "") })
+	b.Run("gateway", func(b *testing.B) { page(b, gw, "waiting") })
+}
+
+// processCPU is the user and system time this process has used: clients,
+// proxies and upstream together, the same for both sides of a pair.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

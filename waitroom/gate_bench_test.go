@@ -1,0 +1,97 @@
+package waitroom_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/web"
+)
+
+// These benchmarks time Gate.Serve alone, on the memory store, with no
+// network: what the gate itself costs a request, and how much it
+// allocates. cmd/waitroom's BenchmarkPath measures the whole gateway
+// against a bare proxy.
+
+// discard is a ResponseWriter that keeps nothing, so its own cost stays
+// out of the figures.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discard) WriteHeader(int)             {}
+
+func benchGate(b *testing.B, maxActive int) (*waitroom.Gate, *waitroom.Tickets) {
+	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pages, err := web.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	room := waitroom.Room{Name: "concert", Tick: time.Second, StatusCode: 200, Refresh: 5 * time.Second, RefreshMax: 30 * time.Second,
+		Limits: waitroom.Limits{MaxActive: maxActive, AdmitRate: waitroom.Rate{N: 1000000, Per: time.Second}, AdmitBurst: 1000000,
+			SessionTTL: 10 * time.Minute, AbandonAfter: 10 * time.Minute}}
+	store := memstore.New()
+	b.Cleanup(func() { _ = store.Close() })
+	g := waitroom.NewGate(store, tickets, web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}}),
+		[]waitroom.Room{room}, waitroom.OnErrorClosed, zap.NewNop())
+	return g, tickets
+}
+
+// ticketOf has a new visitor go through the gate and returns its cookie.
+func ticketOf(b *testing.B, g *waitroom.Gate, next http.Handler) string {
+	w := httptest.NewRecorder()
+	g.Serve(w, httptest.NewRequest(http.MethodGet, "/events/1", nil), "concert", next)
+	for _, c := range w.Result().Cookies() {
+		return c.Name + "=" + c.Value
+	}
+	b.Fatal("no ticket")
+	return ""
+}
+
+func serveLoop(b *testing.B, g *waitroom.Gate, next http.Handler, req func() *http.Request) {
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		clear(w.h)
+		g.Serve(w, req(), "concert", next)
+	}
+}
+
+func BenchmarkGate_Serve(b *testing.B) {
+	var upstream int
+	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { upstream++ })
+	b.Run("admitted", func(b *testing.B) {
+		g, _ := benchGate(b, 1000)
+		cookie := ticketOf(b, g, next)
+		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
+		r.Header.Set("Cookie", cookie)
+		upstream = 0
+		serveLoop(b, g, next, func() *http.Request { return r })
+		if upstream == 0 {
+			b.Fatal("the admitted visitor never reached the upstream")
+		}
+	})
+	b.Run("poll", func(b *testing.B) {
+		g, _ := benchGate(b, 0)
+		cookie := ticketOf(b, g, next)
+		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
+		r.Header.Set("Cookie", cookie)
+		r.Header.Set("Accept", "application/json")
+		serveLoop(b, g, next, func() *http.Request { return r })
+	})
+	b.Run("join", func(b *testing.B) {
+		g, _ := benchGate(b, 0)
+		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
+		r.Header.Set("Accept", "text/html")
+		serveLoop(b, g, next, func() *http.Request { return r })
+	})
+}
