@@ -80,9 +80,16 @@ type Gate struct {
 	now     func() time.Time
 	// RoomOf names the room a Referer URL points into; used by the visitor
 	// endpoints when the request does not say. Optional.
-	RoomOf func(r *http.Request, refererPath string) string
-	obs    Observer
+	RoomOf   func(r *http.Request, refererPath string) string
+	obs      Observer
+	sessions *sessionCache
 }
+
+// CacheSessions lets the gate trust for up to d that a visitor the store
+// found inside is still inside, skipping the store on its requests in
+// between (see sessionCache). 0, the default, asks the store every time.
+// Call it before serving.
+func (g *Gate) CacheSessions(d time.Duration) { g.sessions = newSessionCache(d) }
 
 // Observe makes obs hear what the gate does; call it before serving.
 func (g *Gate) Observe(obs Observer) { g.obs = obs }
@@ -119,13 +126,13 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	v := g.visitor(room, p)
 	// A closed room (reject, or a sale before or after its hours) takes
 	// nobody new into line; those inside go on.
-	lim, ph, join := ln.admission(g.now())
-	d, err := g.store.Decide(r.Context(), room, lim, v, join)
+	now := g.now()
+	lim, ph, join := ln.admission(now)
+	d, err := g.decide(r, room, lim, v, join, now)
 	if err != nil {
 		g.storeTrouble(w, r, ln, p, next, err)
 		return
 	}
-	g.storeBack()
 	if p.Refused {
 		g.obs.TicketRejected("invalid")
 	}
@@ -158,6 +165,26 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		return
 	}
 	g.resp.Waiting(w, r, a)
+}
+
+// decide asks the store where the visitor stands, unless its ticket says it
+// is inside and the store said so less than the session cache's interval
+// ago.
+func (g *Gate) decide(r *http.Request, room string, lim Limits, v Visitor, join bool, now time.Time) (Decision, error) {
+	if !v.Until.IsZero() {
+		if until, ok := g.sessions.get(room, v.ID, now); ok {
+			return Decision{State: StateAdmitted, Until: until}, nil
+		}
+	}
+	d, err := g.store.Decide(r.Context(), room, lim, v, join)
+	if err != nil {
+		return d, err
+	}
+	g.storeBack()
+	if d.State == StateAdmitted {
+		g.sessions.put(room, v.ID, d.Until, now)
+	}
+	return d, nil
 }
 
 // visitor is who the store is asked about. A ticket whose admission has run

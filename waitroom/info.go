@@ -131,6 +131,7 @@ func (g *Gate) AdmitNow(ctx context.Context, room string, n int) (Admitted, erro
 // Release ends a visitor's session or place; how says who asked
 // ("upstream", "leave", "admin"), for the metrics.
 func (g *Gate) Release(ctx context.Context, room, visitor, how string) error {
+	g.sessions.drop(room, visitor)
 	if err := g.store.Release(ctx, room, visitor); err != nil {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}

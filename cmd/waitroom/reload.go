@@ -123,7 +123,11 @@ func needsRestart(old, cur *Config) []string {
 	if old.Listen != cur.Listen {
 		keys = append(keys, "listen")
 	}
-	if !reflect.DeepEqual(old.Store, cur.Store) {
+	// on_error and session_cache are read when a runtime is built: a
+	// reload applies them.
+	was, is := old.Store, cur.Store
+	was.OnError, was.SessionCache, is.OnError, is.SessionCache = "", "", "", ""
+	if !reflect.DeepEqual(was, is) {
 		keys = append(keys, "store")
 	}
 	if old.Admin != cur.Admin {

@@ -50,6 +50,7 @@ func (a *App) build(cfg *Config) (*runtime, error) {
 	rt.gate = waitroom.NewGate(a.store, rt.tickets, web.NewResponder(rt.pages, roomPages), rooms,
 		waitroom.OnError(cfg.Store.OnError), a.log.Named("gate"))
 	rt.gate.Observe(a.metrics)
+	rt.gate.CacheSessions(mustDuration(cfg.Store.SessionCache))
 	if rt.bypass, err = proxy.NewBypass(cfg.Bypass); err != nil {
 		return nil, err
 	}

@@ -106,6 +106,12 @@ type StoreConfig struct {
 	// OnError is what happens while the store cannot be reached: "closed"
 	// (default) lets only admitted visitors through, "open" lets everyone.
 	OnError string `mapstructure:"on_error" yaml:"on_error" json:"on_error"`
+	// SessionCache is how long an instance trusts that a visitor the store
+	// found inside is still inside, answering that visitor's next requests
+	// without a store call. A release or an expiry decided on another
+	// instance takes effect here within it; one decided here, at once.
+	// Default "1s"; "0s" asks the store on every request; at most "1m".
+	SessionCache string `mapstructure:"session_cache" yaml:"session_cache" json:"session_cache"`
 	// Redis is used when Kind is "redis".
 	Redis redisstore.Config `mapstructure:"redis" yaml:"redis" json:"redis"`
 }
@@ -120,7 +126,7 @@ func DefaultConfig() Config {
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json"},
-		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed), Redis: redisstore.DefaultConfig()},
+		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed), SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),
 		Bypass: proxy.DefaultBypass(),
 	}
@@ -214,6 +220,10 @@ func (l LogConfig) validate() error {
 	return errors.Join(errs...)
 }
 
+// maxSessionCache bounds how stale an instance's view of a session may be:
+// past a minute, a release would no longer feel like one.
+const maxSessionCache = time.Minute
+
 func (s StoreConfig) validate() error {
 	var errs []error
 	switch s.Kind {
@@ -225,6 +235,11 @@ func (s StoreConfig) validate() error {
 	}
 	if s.OnError != string(waitroom.OnErrorClosed) && s.OnError != string(waitroom.OnErrorOpen) {
 		errs = append(errs, fmt.Errorf(`on_error: must be "closed" or "open", got %q`, s.OnError))
+	}
+	if d, err := waitroom.ParseDuration(s.SessionCache); err != nil {
+		errs = append(errs, fmt.Errorf("session_cache: %w", err))
+	} else if d < 0 || d > maxSessionCache {
+		errs = append(errs, fmt.Errorf("session_cache: must be from 0s to %s, got %q", maxSessionCache, s.SessionCache))
 	}
 	return errors.Join(errs...)
 }
