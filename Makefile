@@ -35,6 +35,7 @@ test-redis: ## only the tests that need Redis
 
 fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzTicketDecode$$' -fuzztime=$(FUZZTIME) ./waitroom/
+	$(GO) test -run='^$$' -fuzz='^FuzzTicketDeserialize$$' -fuzztime=$(FUZZTIME) ./waitroom/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRate$$' -fuzztime=$(FUZZTIME) ./waitroom/
 	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
