@@ -1,6 +1,8 @@
 package web
 
 import (
+	"encoding/json"
+	"fmt"
 	"html/template"
 	"math"
 	"net/http"
@@ -141,21 +143,56 @@ type waitingView struct {
 	T                          map[string]string
 	CSS                        template.CSS
 	JS                         template.JS
-	Data                       clientData
+	Data                       template.JS // clientData as JSON, safe inside <script>
 	Message                    string
 }
 
 // clientData seeds waiting.js. It carries no token: the cookie already
 // identifies the visitor, and a token in the page would leak with it.
 type clientData struct {
-	Status   string            `json:"status"`
-	Refresh  int64             `json:"refresh"`
-	Lang     string            `json:"lang"`
-	Title    string            `json:"title"`
-	State    string            `json:"state"`
-	Position int64             `json:"position"`
-	Next     string            `json:"next,omitempty"`
-	Text     map[string]string `json:"text"`
+	Status   string `json:"status"`
+	Refresh  int64  `json:"refresh"`
+	Lang     string `json:"lang"`
+	Title    string `json:"title"`
+	State    string `json:"state"`
+	Position int64  `json:"position"`
+	Next     string `json:"next,omitempty"`
+	// Text, the page's words in its language, is appended as "text" by
+	// clientJSON from textJSON: it is the same for every visitor.
+}
+
+// textJSON is messages[lang] as JSON, made once: the words are most of the
+// data, and encoding a map sorts and escapes it on every page otherwise.
+var textJSON = func() map[string][]byte {
+	m := make(map[string][]byte, len(messages))
+	for lang, words := range messages {
+		b, err := json.Marshal(words)
+		if err != nil {
+			panic(fmt.Sprintf("encoding the %s words: %v", lang, err))
+		}
+		m[lang] = b
+	}
+	return m
+}()
+
+// clientJSON is d with its language's words, as JSON that is safe inside a
+// <script> element: encoding/json escapes <, >, & and U+2028/2029, so
+// nothing in it can end the element or the string.
+func clientJSON(d clientData) template.JS {
+	b, err := json.Marshal(d)
+	if err != nil || len(b) < 2 {
+		return "{}"
+	}
+	words, ok := textJSON[d.Lang]
+	if !ok {
+		words = textJSON["en"]
+	}
+	out := make([]byte, 0, len(b)+len(words)+8)
+	out = append(out, b[:len(b)-1]...)
+	out = append(out, `,"text":`...)
+	out = append(out, words...)
+	out = append(out, '}')
+	return template.JS(out)
 }
 
 func (p *Pages) view(lang string, v Waiting) waitingView {
@@ -207,10 +244,10 @@ func (vw *waitingView) navigation(v Waiting) {
 	if localURL(status) != status {
 		status = "" // the script then reloads the page instead of polling
 	}
-	vw.Data = clientData{
+	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
-		State: vw.State, Position: v.Position, Next: vw.Next, Text: vw.T,
-	}
+		State: vw.State, Position: v.Position, Next: vw.Next,
+	})
 }
 
 // showLine: a position is worth showing only while there is a line to be in.

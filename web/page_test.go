@@ -283,6 +283,16 @@ func TestWaiting_EscapesEverything(t *testing.T) {
 	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Error("title was not shown escaped")
 	}
+	// The script's data block is JSON that gives the title back whole.
+	_, rest, _ := strings.Cut(body, `<script type="application/json" id="wr-data">`)
+	block, _, _ := strings.Cut(rest, "</script>")
+	var data struct {
+		Title string            `json:"title"`
+		Text  map[string]string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(block), &data); err != nil || data.Title != v.Title || data.Text["leave"] == "" {
+		t.Errorf("data block %q: %+v, %v", block, data, err)
+	}
 	v.State, v.LeaveURL, v.StatusURL = "waiting", "//evil.example/leave", "https://evil.example/status"
 	body = get(t, p, v).Body.String()
 	if strings.Contains(body, "<form") || strings.Contains(body, "evil.example") {
