@@ -2,9 +2,11 @@
 GO       ?= go
 PKGS     ?= ./...
 FUZZTIME ?= 5s
+BENCHRUNS ?= 5
+BENCHTIME ?= 1s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: help build demo deps lint test test-race test-redis fuzz bench docker clean
+.PHONY: help build demo deps lint test test-race test-redis fuzz bench bench-all docker clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -40,11 +42,20 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
 
-bench: ## benchmarks with allocations
+# Each run of BenchmarkPath puts bare proxy and gateway side by side, so
+# the runs alternate; benchratio prints the median ratios. The output is
+# kept in bench.out.
+bench: ## gateway vs bare ReverseProxy, BENCHRUNS alternating runs, ratios (gateway / bare)
+	@for i in $$(seq $(BENCHRUNS)); do \
+	  $(GO) test -run='^$$' -bench='^BenchmarkPath$$' -benchtime=$(BENCHTIME) ./cmd/waitroom/ || exit 1; \
+	done | tee bench.out | grep -E '^Benchmark' ; \
+	$(GO) run ./cmd/benchratio < bench.out
+
+bench-all: ## every benchmark, with allocations
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
 docker: ## build the container image
 	docker build -t waitroom:$(VERSION) .
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin bench.out
