@@ -173,7 +173,7 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 func (g *Gate) decide(r *http.Request, room string, lim Limits, v Visitor, join bool, now time.Time) (Decision, error) {
 	if !v.Until.IsZero() {
 		if until, ok := g.sessions.get(room, v.ID, now); ok {
-			return Decision{State: StateAdmitted, Until: until}, nil
+			return Decision{State: StateAdmitted, Ticket: v.Ticket, Until: until}, nil
 		}
 	}
 	d, err := g.store.Decide(r.Context(), room, lim, v, join)
@@ -183,6 +183,9 @@ func (g *Gate) decide(r *http.Request, room string, lim Limits, v Visitor, join 
 	g.storeBack()
 	if d.State == StateAdmitted {
 		g.sessions.put(room, v.ID, d.Until, now)
+		if d.Ticket == 0 {
+			d.Ticket = v.Ticket // a store need not keep the number of those inside
+		}
 	}
 	return d, nil
 }

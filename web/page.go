@@ -156,6 +156,7 @@ type clientData struct {
 	Title    string `json:"title"`
 	State    string `json:"state"`
 	Position int64  `json:"position"`
+	Ticket   int64  `json:"ticket,omitempty"`
 	Next     string `json:"next,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
@@ -246,7 +247,7 @@ func (vw *waitingView) navigation(v Waiting) {
 	}
 	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
-		State: vw.State, Position: v.Position, Next: vw.Next,
+		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next,
 	})
 }
 

@@ -287,10 +287,11 @@ func TestWaiting_EscapesEverything(t *testing.T) {
 	_, rest, _ := strings.Cut(body, `<script type="application/json" id="wr-data">`)
 	block, _, _ := strings.Cut(rest, "</script>")
 	var data struct {
-		Title string            `json:"title"`
-		Text  map[string]string `json:"text"`
+		Title  string            `json:"title"`
+		Ticket int64             `json:"ticket"`
+		Text   map[string]string `json:"text"`
 	}
-	if err := json.Unmarshal([]byte(block), &data); err != nil || data.Title != v.Title || data.Text["leave"] == "" {
+	if err := json.Unmarshal([]byte(block), &data); err != nil || data.Title != v.Title || data.Text["leave"] == "" || data.Ticket != v.Ticket {
 		t.Errorf("data block %q: %+v, %v", block, data, err)
 	}
 	v.State, v.LeaveURL, v.StatusURL = "waiting", "//evil.example/leave", "https://evil.example/status"
