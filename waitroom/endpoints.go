@@ -62,13 +62,13 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := g.visitor(ln.room.Name, p)
-	lim, ph, _ := ln.admission(g.now())
-	d, err := g.store.Decide(r.Context(), ln.room.Name, lim, v, false)
+	now := g.now()
+	lim, ph, _ := ln.admission(now)
+	d, err := g.decide(r, ln.room.Name, lim, v, false, now)
 	if err != nil {
 		g.statusTrouble(w, r, ln, p.Ticket, returnTo, err)
 		return
 	}
-	g.storeBack()
 	if d.State == StateNone && ln.eff.Load().Mode != ModeReject && ph == PhaseOpen {
 		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
 		return

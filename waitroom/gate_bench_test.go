@@ -95,3 +95,19 @@ func BenchmarkGate_Serve(b *testing.B) {
 		serveLoop(b, g, next, func() *http.Request { return r })
 	})
 }
+
+// BenchmarkGate_Status: a waiting page's poll of /.waitroom/status.
+func BenchmarkGate_Status(b *testing.B) {
+	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	g, _ := benchGate(b, 0)
+	cookie := ticketOf(b, g, next)
+	r := httptest.NewRequest(http.MethodGet, "/.waitroom/status?room=concert&return_to=%2Fevents%2F1", nil)
+	r.Header.Set("Cookie", cookie)
+	r.Header.Set("Accept", "application/json")
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		g.Status(w, r)
+	}
+}
