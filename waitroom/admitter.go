@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -18,6 +19,9 @@ type Admitter struct {
 	gate *Gate
 	ln   *line
 	log  *zap.Logger
+	// slowLogged is when a tick that ran past its deadline was last
+	// logged: under a spike that can happen every tick.
+	slowLogged time.Time
 }
 
 // Admitters returns one admitter per room.
@@ -65,9 +69,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	// through any instance applies on every instance within one tick.
 	o, err := a.gate.store.Override(tctx, a.ln.room.Name)
 	if err != nil {
-		if ctx.Err() == nil {
-			a.gate.storeDown(err)
-		}
+		a.failed(ctx, tctx, err)
 		return
 	}
 	a.ln.setOverride(o)
@@ -79,9 +81,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, lim)
 	if err != nil {
-		if ctx.Err() == nil { // not a shutdown
-			a.gate.storeDown(err)
-		}
+		a.failed(ctx, tctx, err)
 		return
 	}
 	if res.Admitted > 0 || res.Abandoned > 0 || res.Expired > 0 {
@@ -91,9 +91,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	st, err := a.gate.store.Stats(tctx, a.ln.room.Name)
 	if err != nil {
-		if ctx.Err() == nil {
-			a.gate.storeDown(err)
-		}
+		a.failed(ctx, tctx, err)
 		return
 	}
 	a.gate.storeBack()
@@ -103,6 +101,25 @@ func (a *Admitter) Tick(ctx context.Context) {
 	a.gate.obs.Tick(a.ln.room.Name, res)
 	a.gate.obs.Room(a.ln.room.Name, st)
 	a.gate.obs.StoreUp(true) // from the first tick on, not only after an outage
+}
+
+// failed handles a store error in a tick. A shutdown is no failure. A tick
+// that ran out of its own time (a store slowed by a spike, or a gateway
+// short of CPU) is skipped and the next one catches up: the store answered
+// the visitors' requests all along, so it is not an outage, and calling it
+// one would flip store_up and count outages that never were. Anything
+// else is the store failing.
+func (a *Admitter) failed(ctx, tctx context.Context, err error) {
+	switch {
+	case ctx.Err() != nil:
+	case tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+		if now := time.Now(); now.Sub(a.slowLogged) >= time.Minute {
+			a.slowLogged = now
+			a.log.Warn("admission tick took longer than the tick; skipped (logged once a minute)", zap.Duration("tick", a.ln.room.Tick), zap.Error(err))
+		}
+	default:
+		a.gate.storeDown(err)
+	}
 }
 
 // shuffle draws the order of a scheduled sale's pre-queue at its opening:

@@ -64,3 +64,45 @@ func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
 		}
 	})
 }
+
+// slowAdmit is a store whose Admit takes longer than the tick, as under a
+// spike, or fails outright.
+type slowAdmit struct {
+	waitroom.Store
+	fail bool
+}
+
+func (s *slowAdmit) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
+	if s.fail {
+		return waitroom.Admitted{}, waitroom.ErrUnavailable
+	}
+	<-ctx.Done()
+	return waitroom.Admitted{}, ctx.Err()
+}
+
+// A tick that runs out of its time is skipped, logged once, and is no
+// outage: the store still answers. A store that fails is one.
+func TestAdmitter_SlowTickIsNoOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &slowAdmit{Store: memstore.New()}
+		defer store.Close()
+		core, logs := observer.New(zapcore.InfoLevel)
+		room := waitroom.Room{Name: "concert", Tick: time.Second, Limits: waitroom.Limits{MaxActive: 1, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
+		gate := waitroom.NewGate(store, nil, nil, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.New(core))
+		ad := gate.Admitters()[0]
+		for range 3 {
+			ad.Tick(context.Background())
+		}
+		if gate.Outages() != 0 || gate.StoreDown() {
+			t.Fatalf("slow ticks counted as %d outages (down %v)", gate.Outages(), gate.StoreDown())
+		}
+		if n := logs.FilterMessageSnippet("took longer than the tick").Len(); n != 1 {
+			t.Fatalf("slow ticks logged %d times, want once", n)
+		}
+		store.fail = true
+		ad.Tick(context.Background())
+		if gate.Outages() != 1 || !gate.StoreDown() {
+			t.Fatalf("a failing store: %d outages (down %v), want 1", gate.Outages(), gate.StoreDown())
+		}
+	})
+}
