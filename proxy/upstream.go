@@ -94,6 +94,7 @@ func NewUpstream(name string, cfg UpstreamConfig, opt Options) (*Upstream, error
 		ErrorLog:       errLog,
 		ErrorHandler:   u.handleError,
 		ModifyResponse: u.modifyResponse,
+		BufferPool:     copyBuffers,
 	}
 	return u, nil
 }
