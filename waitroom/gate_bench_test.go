@@ -80,6 +80,14 @@ func BenchmarkGate_Serve(b *testing.B) {
 			b.Fatal("the admitted visitor never reached the upstream")
 		}
 	})
+	b.Run("admitted-cached", func(b *testing.B) {
+		g, _ := benchGate(b, 1000)
+		g.CacheSessions(time.Minute) // every request after the first answered from the cache
+		cookie := ticketOf(b, g, next)
+		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
+		r.Header.Set("Cookie", cookie)
+		serveLoop(b, g, next, func() *http.Request { return r })
+	})
 	b.Run("poll", func(b *testing.B) {
 		g, _ := benchGate(b, 0)
 		cookie := ticketOf(b, g, next)
