@@ -12,7 +12,7 @@ import (
 const DefaultKeyPrefix = "wr"
 
 // keyNames are the suffixes of a room's keys, in the order of KEYS in every
-// script (lua/common.lua). doc.go says what each holds.
+// script (lua/prelude.lua). doc.go says what each holds.
 var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override"}
 
 // overrideKey is the index of the override hash in keyNames, which
@@ -84,10 +84,10 @@ func (c *cache) keys(prefix, room string) []string {
 	return keys
 }
 
-// limitArgs is the ARGV block decide.lua and admit.lua share (lua/common.lua,
-// limits): key lifetimes in milliseconds, then the limits, with durations
-// in microseconds, the scripts' unit of time, and Random as 1/0. The result
-// must not be modified.
+// limitArgs is the ARGV block decide.lua and admit.lua share
+// (lua/prelude.lua): key lifetimes in milliseconds, then the limits, with
+// durations in microseconds, the scripts' unit of time, and Random as 1/0.
+// The result must not be modified.
 func (c *cache) limitArgs(lim waitroom.Limits) []any {
 	c.mu.RLock()
 	args, ok := c.limits[lim]

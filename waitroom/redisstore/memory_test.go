@@ -33,44 +33,39 @@ func TestMemory_PerWaitingVisitor(t *testing.T) {
 		t.Fatal(err) // creates the room and loads the script
 	}
 	before := usedMemory(t, client)
-	keys := s.cache.keys(s.prefix, "concert")
-	base := s.cache.limitArgs(lim)
-	// Pipelined, 1000 joins a round trip: the same script calls as Decide
-	// makes, without 100,000 round trips.
-	for done := 1; done < n; {
-		pipe := client.Pipeline()
-		for ; done < n && pipe.Len() < 1000; done++ {
-			args := append(append([]any{}, base...), newID(), 0, 1)
-			pipe.EvalSha(ctx, decideScript.Hash(), keys, args...)
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	joinPipelined(t, s, "concert", lim, n-1)
 	st, err := s.Stats(ctx, "concert")
 	if err != nil || st.Waiting != n {
 		t.Fatalf("stats %+v, %v; want %d waiting", st, err, n)
 	}
+	parts, total := roomMemory(t, s, "concert")
+	used := usedMemory(t, client) - before
+	per := float64(total) / n
+	t.Logf("%d waiting: MEMORY USAGE %d bytes (%s), %.1f bytes a visitor; used_memory grew %d, %.1f a visitor",
+		n, total, parts, per, used, float64(used)/n)
+	if per > 150 {
+		t.Errorf("%.1f bytes a waiting visitor, want at most 150", per)
+	}
+}
+
+// roomMemory weighs every key of the room with MEMORY USAGE, every element
+// counted (SAMPLES 0): the sizes by key, and their sum.
+func roomMemory(tb testing.TB, s *Store, room string) (string, int64) {
+	tb.Helper()
 	var total int64
 	var parts []string
-	for _, k := range keys {
-		b, err := client.MemoryUsage(ctx, k, 0).Result()
+	for _, k := range s.cache.keys(s.prefix, room) {
+		b, err := s.client.MemoryUsage(context.Background(), k, 0).Result()
 		if err == redis.Nil {
 			continue
 		}
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		total += b
 		parts = append(parts, k[strings.LastIndexByte(k, ':')+1:]+" "+strconv.FormatInt(b, 10))
 	}
-	used := usedMemory(t, client) - before
-	per := float64(total) / n
-	t.Logf("%d waiting: MEMORY USAGE %d bytes (%s), %.1f bytes a visitor; used_memory grew %d, %.1f a visitor",
-		n, total, strings.Join(parts, ", "), per, used, float64(used)/n)
-	if per > 150 {
-		t.Errorf("%.1f bytes a waiting visitor, want at most 150", per)
-	}
+	return strings.Join(parts, ", "), total
 }
 
 func newID() string {

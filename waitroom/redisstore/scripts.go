@@ -11,9 +11,11 @@ import (
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// script is one Lua script and the file it came from, which errors name.
+// script is one Lua script, the file it came from, which errors name, and
+// its source as Redis runs it.
 type script struct {
 	name string
+	src  string
 	*redis.Script
 }
 
@@ -32,15 +34,29 @@ var (
 	statsScript    = loadScript("stats.lua", false)
 )
 
+// commonMark is the line where a script wants common.lua rather than in
+// front of it.
+const commonMark = "--[[ common.lua ]]"
+
 // loadScript reads an embedded script. Scripts that change a room get
-// common.lua in front: Redis runs one script per call, so shared helpers
-// cannot be loaded separately without giving up atomicity.
-func loadScript(name string, common bool) script {
+// prelude.lua (key names, units, the clock) in front, then common.lua (the
+// helpers) in front too, or at the script's commonMark line: Redis runs a
+// script's whole chunk on every call, so decide.lua answers polls before
+// the helpers are defined and a poll does not pay for creating them. They
+// are text, not separate scripts, because Redis runs one script per call
+// and each state change must be one.
+func loadScript(name string, shared bool) script {
 	src := mustRead(name)
-	if common {
-		src = mustRead("common.lua") + "\n" + src
+	if shared {
+		common := mustRead("common.lua")
+		if strings.Contains(src, commonMark) {
+			src = strings.Replace(src, commonMark, common, 1)
+		} else {
+			src = common + "\n" + src
+		}
+		src = mustRead("prelude.lua") + "\n" + src
 	}
-	return script{name: name, Script: redis.NewScript(src)}
+	return script{name: name, src: src, Script: redis.NewScript(src)}
 }
 
 func mustRead(name string) string {

@@ -85,9 +85,10 @@ func TestUnavailableError_IsErrUnavailableAndKeepsTheCause(t *testing.T) {
 	}
 }
 
-// TestScripts_ShareCommonAndKeepTheirVerb: the scripts that change a room
-// start with common.lua; stats.lua starts with its flags line, which Redis
-// reads only as the first line.
+// TestScripts_ShareCommonAndKeepTheirVerb: each script that changes a room
+// names the Store method that runs it (the shared files go in front when it
+// is loaded, see TestScripts_PreludeFirstCommonOnce); stats.lua starts with
+// its flags line, which Redis reads only as the first line.
 func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 	t.Parallel()
 	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript} {
@@ -98,6 +99,22 @@ func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 	}
 	if src := mustRead("stats.lua"); !strings.HasPrefix(src, "#!lua flags=no-writes\n") {
 		t.Errorf("stats.lua must start with its flags line")
+	}
+}
+
+// TestScripts_PreludeFirstCommonOnce: every script that changes a room
+// runs prelude.lua first and common.lua once, where the script asked for
+// it if it did; decide.lua asks after its hot paths.
+func TestScripts_PreludeFirstCommonOnce(t *testing.T) {
+	t.Parallel()
+	prelude, common := mustRead("prelude.lua"), mustRead("common.lua")
+	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript, shuffleScript} {
+		if !strings.HasPrefix(sc.src, prelude) || strings.Count(sc.src, common) != 1 || strings.Contains(sc.src, commonMark) {
+			t.Errorf("%s: want prelude.lua first, common.lua once, no %s left", sc.name, commonMark)
+		}
+	}
+	if at, poll := strings.Index(decideScript.src, common), strings.Index(decideScript.src, "redis.call('ZRANK'"); at < poll {
+		t.Errorf("decide.lua defines the helpers at byte %d, before it answers a poll at byte %d", at, poll)
 	}
 }
 

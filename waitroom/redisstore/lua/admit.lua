@@ -1,5 +1,5 @@
 -- admit.lua: Store.Admit, one admission tick, and Store.AdmitN. ARGV: the
--- limits block (common.lua); for AdmitN, then the most to admit and 1 to
+-- limits block (prelude.lua); for AdmitN, then the most to admit and 1 to
 -- leave the token bucket alone. Reply: {admitted, abandoned, expired, more},
 -- what this call did; more is 1 when it stopped at its own bounds (BATCH
 -- steps, or the count asked for) with eligible visitors left, rather than
@@ -18,10 +18,10 @@ if not seed then
   return {0, 0, 0, 0} -- a room never joined has nothing to move
 end
 
--- seenAt is a waiting visitor's last poll; 0 when none is recorded.
-local function seenAt(id, t)
+-- lastPoll is a waiting visitor's last poll; 0 when none is recorded.
+local function lastPoll(id, t)
   if indexed(t, base) then
-    return redis.call('BITFIELD', K_SEEN, 'GET', SEEN_TYPE, seenIndex(t - base))[1]
+    return seenAt(t - base)
   end
   return tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
 end
@@ -61,7 +61,7 @@ local function sweep(cutoff)
         redis.call('ZREM', K_QUEUE, ids[1])
         n = n + 1
       end
-      redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(i), 0)
+      redis.call('SETRANGE', K_SEEN, i * SEEN_BYTES, UNSEEN)
     end
   end
   if to >= size then
@@ -165,7 +165,7 @@ if left > 0 then
     end
     local pick = redis.call('ZRANGE', K_QUEUE, at, at, 'WITHSCORES')
     local id, t = pick[1], tonumber(pick[2])
-    if cutoff ~= nil and seenAt(id, t) < cutoff then
+    if cutoff ~= nil and lastPoll(id, t) < cutoff then
       drop(id, t, base)
       abandoned = abandoned + 1
     elseif inside >= L.max or not take(b) then

@@ -1,46 +1,27 @@
--- common.lua: what decide.lua, admit.lua, release.lua and override.lua
--- share. scripts.go puts it in front of each of them, so every state change
--- still runs as one script, atomically. See doc.go for the data model.
---
--- Units: times are microseconds since the Unix epoch from Redis's TIME (the
--- only clock), ticket numbers are seeded in the same unit; both stay below
--- 2^53, so they are exact as Lua numbers and as sorted set scores. A number
--- handed to redis.call is formatted with 17 digits and stays exact; never
--- build a command argument with `..` or tostring, which keep only 14.
-
-local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local K_OVERRIDE = KEYS[10]
-
--- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
--- 0 for "not waiting". 56 bits hold microseconds until the year 2255.
-local SEEN_TYPE, SEEN_BYTES = 'u56', 7
-
--- Work bounds per call, so a huge line never blocks Redis for long: a tick
--- admits or drops at most BATCH visitors from the head, removes at most
--- BATCH expired sessions, and sweeps SWEEP entries of K_SEEN for the
--- abandoned; K_SEEN is trimmed once REBASE entries before the line's head
--- are dead.
-local BATCH, SWEEP, REBASE = 1000, 4096, 4096
-
-local function clock()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+-- common.lua: the helpers decide.lua, admit.lua, release.lua, override.lua
+-- and shuffle.lua share. scripts.go puts prelude.lua and then this in front
+-- of each of them (decide.lua places this after its hot paths), so every
+-- state change still runs as one script, atomically.
 
 -- excl is an exclusive score bound.
 local function excl(x)
   return string.format('(%d', x)
 end
 
-local function seenIndex(i)
-  return string.format('#%d', i)
+-- seenAt reads entry i of K_SEEN; 0 when none is recorded.
+local function seenAt(i)
+  local s = redis.call('GETRANGE', K_SEEN, i * SEEN_BYTES, i * SEEN_BYTES + SEEN_BYTES - 1)
+  if #s < SEEN_BYTES then
+    return 0
+  end
+  local b1, b2, b3, b4, b5, b6, b7 = string.byte(s, 1, SEEN_BYTES)
+  return (((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6) * 256 + b7
 end
 
--- limits reads the ARGV block decide.lua and admit.lua share (keys.go,
--- limitArgs): key lifetimes in milliseconds, then the room's limits. The
--- block is LIMIT_ARGS long; a script's own arguments follow it.
-local LIMIT_ARGS = 11
+local UNSEEN = stamp(0)
+
+-- limits reads the ARGV block (prelude.lua) into a table, for the paths
+-- that need most of it; hot paths read the one or two fields they use.
 local function limits()
   return {
     dataTTL = tonumber(ARGV[1]), metaTTL = tonumber(ARGV[2]),
@@ -60,7 +41,9 @@ end
 
 -- keep makes keys outlive the room's last activity by ttl, so a room nobody
 -- uses any more disappears by itself. A key is refreshed once half its time
--- is gone, not on every call: fewer writes to replicate.
+-- is gone, not on every call: fewer writes to replicate. Ticks keep every
+-- key of the room; other calls only give a key they may have created its
+-- lifetime (expiring), so a poll pays for no PTTL.
 local function keep(ttl, ...)
   for _, key in ipairs({...}) do
     local left = redis.call('PTTL', key)
@@ -68,6 +51,12 @@ local function keep(ttl, ...)
       redis.call('PEXPIRE', key, ttl)
     end
   end
+end
+
+-- expiring gives a key that a write may just have created its lifetime,
+-- and leaves a key that already has one alone.
+local function expiring(ttl, key)
+  redis.call('PEXPIRE', key, ttl, 'NX')
 end
 
 -- own reports whether ticket t was issued by this incarnation of the
@@ -92,7 +81,7 @@ local function drop(id, t, base)
   if not indexed(t, base) then
     redis.call('ZREM', K_RSEEN, id)
   elseif (t - base + 1) * SEEN_BYTES <= redis.call('STRLEN', K_SEEN) then
-    redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(t - base), 0)
+    redis.call('SETRANGE', K_SEEN, (t - base) * SEEN_BYTES, UNSEEN)
   end
 end
 
@@ -139,7 +128,7 @@ end
 local function save(b, L)
   if b ~= nil then
     redis.call('HSET', K_BUCKET, 'tokens', b.tokens, 'last', b.last)
-    keep(L.dataTTL, K_BUCKET)
+    expiring(L.dataTTL, K_BUCKET)
   end
 end
 
@@ -151,14 +140,15 @@ local function counted(now, n, ttl)
   end
   local sec = math.floor(now / 1000000)
   if redis.call('HINCRBY', K_MINUTE, sec, n) == n then
-    -- A new second: forget those that left the minute.
+    -- A new second: forget those that left the minute. A new field is
+    -- also the only way the key may just have been created.
     for _, f in ipairs(redis.call('HKEYS', K_MINUTE)) do
       if tonumber(f) <= sec - 60 then
         redis.call('HDEL', K_MINUTE, f)
       end
     end
+    expiring(ttl, K_MINUTE)
   end
-  keep(ttl, K_MINUTE)
 end
 
 -- admit gives the visitor a session of dur microseconds from now.
@@ -168,10 +158,10 @@ local function admit(id, now, dur)
   return untilUs
 end
 
--- bump adds to the running totals.
+-- bump adds to the running totals. Only a new field (HINCRBY answers n)
+-- can mean a new key.
 local function bump(field, n, ttl)
-  if n > 0 then
-    redis.call('HINCRBY', K_STATS, field, n)
-    keep(ttl, K_STATS)
+  if n > 0 and redis.call('HINCRBY', K_STATS, field, n) == n then
+    expiring(ttl, K_STATS)
   end
 end

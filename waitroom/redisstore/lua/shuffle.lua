@@ -22,7 +22,7 @@ for i = 1, #all, 2 do
   ids[#ids + 1], tickets[#tickets + 1] = id, t
   order[id] = redis.sha1hex(SEED .. id)
   if indexed(t, base) then
-    seen[id] = redis.call('BITFIELD', K_SEEN, 'GET', SEEN_TYPE, seenIndex(t - base))[1]
+    seen[id] = seenAt(t - base)
   else
     seen[id] = tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
   end
@@ -33,7 +33,7 @@ for i, id in ipairs(ids) do
   local t = tickets[i] -- ZRANGE gave them in ascending order
   redis.call('ZADD', K_QUEUE, t, id)
   if indexed(t, base) then
-    redis.call('BITFIELD', K_SEEN, 'SET', SEEN_TYPE, seenIndex(t - base), seen[id])
+    redis.call('SETRANGE', K_SEEN, (t - base) * SEEN_BYTES, stamp(seen[id]))
     redis.call('ZREM', K_RSEEN, id)
   else
     redis.call('ZADD', K_RSEEN, seen[id], id)

@@ -2,7 +2,7 @@
 -- stats.lua: Store.Stats, one consistent snapshot. It writes nothing (the
 -- flag above lets it run even when Redis refuses writes), so sessions that
 -- ran out but were not removed yet are counted as expired here. KEYS as in
--- common.lua. Reply: {waiting, active, admitted in the last minute, measured
+-- prelude.lua. Reply: {waiting, active, admitted in the last minute, measured
 -- over (microseconds), joined, admitted, released, expired, abandoned}.
 
 local K_META, K_QUEUE, K_ACTIVE, K_STATS, K_MINUTE = KEYS[1], KEYS[2], KEYS[5], KEYS[7], KEYS[8]

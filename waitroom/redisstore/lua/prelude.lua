@@ -1,0 +1,56 @@
+-- prelude.lua: what every script that changes a room needs before anything
+-- else: the names of its keys, the layout of ARGV, units and bounds, the
+-- clock. scripts.go puts it first; common.lua, the helpers, follows it.
+-- Redis runs a script's whole chunk on every call, so this part creates
+-- nothing a hot path would not use (decide.lua answers a poll before
+-- common.lua's functions are even defined). See doc.go for the data model.
+--
+-- Units: times are microseconds since the Unix epoch from Redis's TIME (the
+-- only clock), ticket numbers are seeded in the same unit; both stay below
+-- 2^53, so they are exact as Lua numbers and as sorted set scores. A number
+-- handed to redis.call is formatted with 17 digits and stays exact; never
+-- build a command argument with `..` or tostring, which keep only 14.
+
+local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_OVERRIDE = KEYS[10]
+
+-- The ARGV block decide.lua and admit.lua share (keys.go, limitArgs): key
+-- lifetimes in milliseconds, then the room's limits with durations in
+-- microseconds. A script's own arguments follow it, from LIMIT_ARGS + 1.
+local A_DATA_TTL, A_META_TTL, A_TTL, A_RENEW = 1, 2, 7, 8
+local LIMIT_ARGS = 11
+
+-- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
+-- 0 for "not waiting". 56 bits hold microseconds until the year 2255.
+local SEEN_BYTES = 7
+
+-- Work bounds per call, so a huge line never blocks Redis for long: a tick
+-- admits or drops at most BATCH visitors from the head, removes at most
+-- BATCH expired sessions, and sweeps SWEEP entries of K_SEEN for the
+-- abandoned; K_SEEN is trimmed once REBASE entries before the line's head
+-- are dead.
+local BATCH, SWEEP, REBASE = 1000, 4096, 4096
+
+local function clock()
+  local t = redis.call('TIME')
+  return t[1] * 1000000 + t[2]
+end
+
+-- stamp is a K_SEEN entry for time us: its seven bytes, most significant
+-- first. Written with SETRANGE, which costs less than BITFIELD's bit by bit
+-- SET and lays out the same bytes.
+local function stamp(us)
+  local b7 = us % 256
+  us = (us - b7) / 256
+  local b6 = us % 256
+  us = (us - b6) / 256
+  local b5 = us % 256
+  us = (us - b5) / 256
+  local b4 = us % 256
+  us = (us - b4) / 256
+  local b3 = us % 256
+  us = (us - b3) / 256
+  local b2 = us % 256
+  return string.char((us - b2) / 256, b2, b3, b4, b5, b6, b7)
+end
