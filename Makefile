@@ -42,12 +42,13 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
 
-# Each run of BenchmarkPath puts bare proxy and gateway side by side, so
-# the runs alternate; benchratio prints the median ratios. The output is
+# Each run of BenchmarkPath (saturation) and BenchmarkLatency (a steady
+# rate) puts bare proxy and gateway side by side, so the runs alternate;
+# benchratio prints the median ratios. The output is
 # kept in bench.out.
 bench: ## gateway vs bare ReverseProxy, BENCHRUNS alternating runs, ratios (gateway / bare)
 	@for i in $$(seq $(BENCHRUNS)); do \
-	  $(GO) test -run='^$$' -bench='^BenchmarkPath$$' -benchtime=$(BENCHTIME) ./cmd/waitroom/ || exit 1; \
+	  $(GO) test -run='^$$' -bench='^Benchmark(Path|Latency)$$' -benchtime=$(BENCHTIME) ./cmd/waitroom/ || exit 1; \
 	done | tee bench.out | grep -E '^Benchmark' ; \
 	$(GO) run ./cmd/benchratio < bench.out
 

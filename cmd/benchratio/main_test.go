@@ -22,7 +22,7 @@ func TestRatios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pairs) != 2 || pairs[0].name != "admitted/redis" || len(pairs[0].gateway) != 3 || len(pairs[1].bare) != 1 {
+	if len(pairs) != 2 || pairs[0].name != "Path/admitted/redis" || len(pairs[0].gateway) != 3 || len(pairs[1].bare) != 1 {
 		t.Fatalf("pairs: %+v", pairs)
 	}
 	var out strings.Builder
@@ -30,12 +30,21 @@ func TestRatios(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		// throughput 0.80, 1.00, 0.952 → median 0.95; p99 1.5, 1.0, 1.1 → 1.10
-		"admitted/redis      3  0.95 (0.80–1.00)       1.10 (1.00–1.50)       200 / 160       ≥ 0.90, p99 ≤ 1.2  met",
-		"poll/redis          1  2.00                   0.50                   90 / 100        ≥ 1.50  met",
+		"Path/admitted/redis         3  0.95 (0.80–1.00)       1.10 (1.00–1.50)       200 / 160       throughput ≥ 0.90  met",
+		"Path/poll/redis             1  2.00                   0.50                   90 / 100        throughput ≥ 1.50  met",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestLatencyTarget(t *testing.T) {
+	pairs, _ := parse(strings.NewReader("BenchmarkLatency/admitted/redis/bare-2 10 1000 ns/op 100 p99-µs\nBenchmarkLatency/admitted/redis/gateway-2 10 1000 ns/op 130 p99-µs\n"))
+	var out strings.Builder
+	report(&out, pairs)
+	if !strings.Contains(out.String(), "p99 ≤ 1.2  MISSED") {
+		t.Errorf("a p99 of 1.3× must miss the latency target:\n%s", out.String())
 	}
 }
 
