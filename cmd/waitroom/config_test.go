@@ -49,7 +49,7 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	t.Setenv("WAITROOM_HASH_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	t.Setenv("WAITROOM_BLOCK_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	files, _ := filepath.Glob("../../configs/examples/*.yaml")
-	files = append(files, "../../configs/waitroom.yaml")
+	files = append(files, "../../configs/waitroom.yaml", "../../loadtest/spike-redis.yaml")
 	for _, f := range files {
 		if _, err := loadConfig(f); err != nil {
 			t.Errorf("%s: %v", f, err)
@@ -62,7 +62,8 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	}
 	for _, key := range []string{"read_header_timeout", "max_header_bytes", "on_error", "hash_keys", "same_site", "max_age",
 		"dial_timeout", "max_active", "admit_rate", "admit_burst", "session_ttl", "abandon_after", "tick", "status_code",
-		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen", "opens_at", "closes_at", "prequeue_from"} {
+		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen", "opens_at", "closes_at", "prequeue_from",
+		"session_cache"} {
 		if !bytes.Contains(doc, []byte(key+":")) {
 			t.Errorf("configs/waitroom.yaml does not document %q", key)
 		}
