@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
 // TestRedisStore_LargeLine exercises what only a long line reaches: the
@@ -20,9 +21,7 @@ import (
 // half the string, and positions stay right across the trim; an empty line
 // leaves no string behind.
 func TestRedisStore_LargeLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a 10,000-visitor line in -short mode")
-	}
+	redistest.Long(t, "a 10,000-visitor line")
 	const n = 10_000
 	srv := shared(t)
 	prefix := freshPrefix()

@@ -20,9 +20,7 @@ import (
 // counted, SAMPLES 0) and the server's used_memory. The target is 150 bytes
 // a visitor; see doc.go for where they go.
 func TestMemory_PerWaitingVisitor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping 100,000 joins in -short mode")
-	}
+	redistest.Long(t, "100,000 joins")
 	const n = 100_000
 	srv := redistest.Start(t) // its own server: used_memory must see nothing else
 	client := srv.Client()

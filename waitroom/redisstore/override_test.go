@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
 // TestRedisStore_OverrideHash: the override is one hash with the fields
@@ -83,9 +84,7 @@ func TestRedisStore_OverrideUnreadable(t *testing.T) {
 // TestRedisStore_AdmitNPastABatch: a script admits at most a thousand a
 // call; AdmitN asks again until it has its count, in ticket order.
 func TestRedisStore_AdmitNPastABatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping a 2,500-visitor line in -short mode")
-	}
+	redistest.Long(t, "a 2,500-visitor line")
 	const n, want = 2500, 2200
 	s := newStore(t, shared(t).NewClient(), freshPrefix())
 	line := joinMany(t, s, limits(0), n)

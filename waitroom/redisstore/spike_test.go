@@ -12,6 +12,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
 // The spike: DESIGN's invariants with three gateway instances on one Redis
@@ -46,9 +47,7 @@ type spike struct {
 }
 
 func TestRedisStore_Spike(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping the 2,000-visitor spike in -short mode")
-	}
+	redistest.Long(t, "the 2,000-visitor spike")
 	srv := shared(t)
 	prefix := freshPrefix()
 	sp := &spike{t: t, room: "spike", seen: make([]spikeVisitor, spikeVisitors), lim: waitroom.Limits{

@@ -286,3 +286,13 @@ func (s *Server) Resume() error {
 	}
 	return pause(s.proc.cmd.Process, false)
 }
+
+// Long marks a test too slow for -short runs. It skips under -short on a
+// developer's machine, but never where Redis tests are required (CI=true or
+// WAITROOM_REQUIRE_REDIS=1): there every test runs, whatever the flags.
+func Long(tb testing.TB, what string) {
+	tb.Helper()
+	if testing.Short() && !required() {
+		tb.Skipf("skipping %s in -short mode", what)
+	}
+}
