@@ -144,16 +144,8 @@ func load(b *testing.B, c *http.Client, rate int, next func(i int) *http.Request
 		mine := make([]time.Duration, 0, 1024)
 		for pb.Next() {
 			req := next(int(seq.Add(1)))
-			t0 := time.Now()
-			res, err := c.Do(req)
-			if err == nil {
-				_, err = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if err == nil {
-					err = check(res)
-				}
-			}
-			mine = append(mine, time.Since(t0))
+			d, err := timed(c, req, check)
+			mine = append(mine, d)
 			if err != nil {
 				failed.CompareAndSwap(nil, err)
 			}
@@ -162,15 +154,32 @@ func load(b *testing.B, c *http.Client, rate int, next func(i int) *http.Request
 		lat = append(lat, mine...)
 		mu.Unlock()
 	})
+	finish(b, lat, start, cpu0, &failed)
+}
+
+// timed sends one request, reads the whole answer, checks it, and says
+// how long that took.
+func timed(c *http.Client, req *http.Request, check func(*http.Response) error) (time.Duration, error) {
+	t0 := time.Now()
+	res, err := c.Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil {
+			err = check(res)
+		}
+	}
+	return time.Since(t0), err
+}
+
+// finish stops the clock, fails on the first bad answer, and reports the
+// latency percentiles, req/s and process CPU per request.
+func finish(b *testing.B, lat []time.Duration, start time.Time, cpu0 time.Duration, failed *atomic.Value) {
 	elapsed, cpu := time.Since(start), processCPU()-cpu0
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	reportLatency(b, lat, elapsed, cpu)
-}
-
-func reportLatency(b *testing.B, lat []time.Duration, elapsed, cpu time.Duration) {
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
 	b.ReportMetric(pct(0.50), "p50-µs")
@@ -203,28 +212,15 @@ func loadAtRate(b *testing.B, c *http.Client, rate int, next func(i int) *http.R
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t0 := time.Now()
-			res, err := c.Do(req)
-			if err == nil {
-				_, err = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				if err == nil {
-					err = check(res)
-				}
-			}
-			lat[i] = time.Since(t0)
+			d, err := timed(c, req, check)
+			lat[i] = d
 			if err != nil {
 				failed.CompareAndSwap(nil, err)
 			}
 		}()
 	}
 	wg.Wait()
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
-	b.StopTimer()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	reportLatency(b, lat, elapsed, cpu)
+	finish(b, lat, start, cpu0, &failed)
 }
 
 func wantStatus(code int, state string) func(*http.Response) error {
