@@ -1,226 +1,283 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
+	"net"
+	"net/netip"
 	"sort"
-	"strings"
+	"time"
 
-	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/viper"
-	"go.yaml.in/yaml/v3"
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/web"
 )
 
-// envPrefix starts every environment override: WAITROOM_LISTEN,
-// WAITROOM_ROOMS_CONCERT_MAX_ACTIVE, ...
-const envPrefix = "WAITROOM"
-
-// ConfigError lists every problem of a configuration file by key path.
-type ConfigError struct {
-	File     string
-	Problems []string
+// Config is the whole configuration file. Each section is owned by the
+// package that uses it; this file only composes them.
+type Config struct {
+	// Listen is the visitor listener's address. Default ":8080".
+	Listen    string                          `mapstructure:"listen" yaml:"listen" json:"listen"`
+	Server    ServerConfig                    `mapstructure:"server" yaml:"server" json:"server"`
+	Admin     AdminConfig                     `mapstructure:"admin" yaml:"admin" json:"admin"`
+	Log       LogConfig                       `mapstructure:"log" yaml:"log" json:"log"`
+	Store     StoreConfig                     `mapstructure:"store" yaml:"store" json:"store"`
+	Cookie    waitroom.CookieConfig           `mapstructure:"cookie" yaml:"cookie" json:"cookie"`
+	Upstreams map[string]proxy.UpstreamConfig `mapstructure:"upstreams" yaml:"upstreams" json:"upstreams"`
+	Rooms     map[string]RoomConfig           `mapstructure:"rooms" yaml:"rooms" json:"rooms"`
+	Routes    []proxy.RouteConfig             `mapstructure:"routes" yaml:"routes" json:"routes"`
+	Bypass    proxy.BypassConfig              `mapstructure:"bypass" yaml:"bypass" json:"bypass"`
 }
 
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	noun := "problems"
-	if len(e.Problems) == 1 {
-		noun = "problem"
-	}
-	fmt.Fprintf(&b, "%s: %d %s", e.File, len(e.Problems), noun)
-	for _, p := range e.Problems {
-		b.WriteString("\n  ")
-		b.WriteString(p)
-	}
-	return b.String()
+// RoomConfig is one room: the admission settings and its page.
+type RoomConfig struct {
+	waitroom.RoomConfig `mapstructure:",squash" yaml:",inline"`
+	Page                web.PageConfig `mapstructure:"page" yaml:"page" json:"page"`
 }
 
-// loadConfig reads a YAML file, expands ${ENV} references, applies defaults
-// and WAITROOM_* overrides, and validates the result. Any problem, the file's
-// own included, comes back as a *ConfigError.
-func loadConfig(path string) (*Config, error) {
-	raw, err := os.ReadFile(path)
+// ServerConfig tunes the visitor listener.
+type ServerConfig struct {
+	// ReadHeaderTimeout bounds a slow client's headers. Default "10s".
+	ReadHeaderTimeout string `mapstructure:"read_header_timeout" yaml:"read_header_timeout" json:"read_header_timeout"`
+	// IdleTimeout closes idle keep-alive connections. Default "120s".
+	IdleTimeout string `mapstructure:"idle_timeout" yaml:"idle_timeout" json:"idle_timeout"`
+	// MaxHeaderBytes bounds request headers; larger gets 431. Default 65536.
+	MaxHeaderBytes int `mapstructure:"max_header_bytes" yaml:"max_header_bytes" json:"max_header_bytes"`
+	// ShutdownTimeout is how long SIGTERM waits for in-flight requests. Default "30s".
+	ShutdownTimeout string `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout" json:"shutdown_timeout"`
+	// TrustedProxies are the CIDRs whose X-Forwarded-* headers are kept. Default none.
+	TrustedProxies []string `mapstructure:"trusted_proxies" yaml:"trusted_proxies" json:"trusted_proxies"`
+}
+
+// AdminConfig is the operators' listener: JSON API, dashboard, metrics,
+// health.
+type AdminConfig struct {
+	// Listen is its address. Default "127.0.0.1:9090"; "" turns it off.
+	Listen string `mapstructure:"listen" yaml:"listen" json:"listen"`
+	// Token is the bearer token for the API, the dashboard's calls and
+	// /metrics (use ${ENV}); required unless Listen is a loopback address.
+	Token string `mapstructure:"token" yaml:"token" json:"token"`
+}
+
+// minAdminToken is the shortest bearer token accepted: guessing must not pay.
+const minAdminToken = 16
+
+func (c AdminConfig) validate() error {
+	if c.Listen == "" {
+		return nil
+	}
+	var errs []error
+	host, _, err := net.SplitHostPort(c.Listen)
 	if err != nil {
-		return nil, &ConfigError{File: path, Problems: []string{fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err))}}
+		return fmt.Errorf(`listen: want host:port such as "127.0.0.1:9090", or "" for off, got %q`, c.Listen)
 	}
-	return parseConfig(path, raw)
+	switch {
+	case c.Token != "" && len(c.Token) < minAdminToken:
+		errs = append(errs, fmt.Errorf("token: must be at least %d characters (openssl rand -hex 24)", minAdminToken))
+	case c.Token == "" && !isLoopback(host):
+		errs = append(errs, fmt.Errorf("token: required when listen is not a loopback address, got listen %q", c.Listen))
+	}
+	return errors.Join(errs...)
 }
 
-// parseConfig is loadConfig on bytes already read; name labels the problems.
-func parseConfig(name string, raw []byte) (*Config, error) {
-	fail := func(problems ...string) (*Config, error) {
-		return nil, &ConfigError{File: name, Problems: problems}
+// isLoopback reports whether a listen host reaches only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return fail("the file is empty; see configs/waitroom.yaml for every key")
-	}
-	var tree map[string]any
-	if err := yaml.Unmarshal(raw, &tree); err != nil {
-		return fail(fmt.Sprintf("not valid YAML: %v", err))
-	}
-	if tree == nil {
-		return fail("the file holds no settings; see configs/waitroom.yaml for every key")
-	}
-	var problems []string
-	problems = append(problems, expandEnv("", tree)...)
-	problems = append(problems, checkNames(tree)...)
-	problems = append(problems, checkCase("", tree)...)
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
 
-	v := viper.New()
-	v.SetEnvPrefix(envPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
-	v.AutomaticEnv()
-	// Env overrides reach Unmarshal only for keys viper already knows, so
-	// every key of every default gets registered, per room and upstream too.
-	setDefaults(v, "", defaultsOf(DefaultConfig()))
-	for _, room := range mapKeys(tree["rooms"]) {
-		setDefaults(v, "rooms."+strings.ToLower(room), defaultsOf(DefaultRoomConfig()))
+// LogConfig sets up zap.
+type LogConfig struct {
+	// Level is "debug", "info" (default), "warn" or "error".
+	Level string `mapstructure:"level" yaml:"level" json:"level"`
+	// Format is "json" (default) or "console".
+	Format string `mapstructure:"format" yaml:"format" json:"format"`
+}
+
+// StoreConfig picks where lines are kept.
+type StoreConfig struct {
+	// Kind is "memory" (default: one instance, lines kept in process) or
+	// "redis" (any number of instances share the lines in Redis).
+	Kind string `mapstructure:"kind" yaml:"kind" json:"kind"`
+	// OnError is what happens while the store cannot be reached: "closed"
+	// (default) lets only admitted visitors through, "open" lets everyone.
+	OnError string `mapstructure:"on_error" yaml:"on_error" json:"on_error"`
+	// SessionCache is how long an instance trusts that a visitor the store
+	// found inside is still inside, answering that visitor's next requests
+	// without a store call. A release or an expiry decided on another
+	// instance takes effect here within it; one decided here, at once.
+	// Default "1s"; "0s" asks the store on every request; at most "1m".
+	SessionCache string `mapstructure:"session_cache" yaml:"session_cache" json:"session_cache"`
+	// Redis is used when Kind is "redis".
+	Redis redisstore.Config `mapstructure:"redis" yaml:"redis" json:"redis"`
+}
+
+// DefaultConfig is the configuration every file starts from.
+func DefaultConfig() Config {
+	return Config{
+		Listen: ":8080",
+		Server: ServerConfig{
+			ReadHeaderTimeout: "10s", IdleTimeout: "120s", MaxHeaderBytes: 64 << 10,
+			ShutdownTimeout: "30s", TrustedProxies: []string{},
+		},
+		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
+		Log:    LogConfig{Level: "info", Format: "json"},
+		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OnErrorClosed), SessionCache: "1s", Redis: redisstore.DefaultConfig()},
+		Cookie: waitroom.DefaultCookie(),
+		Bypass: proxy.DefaultBypass(),
 	}
-	for _, up := range mapKeys(tree["upstreams"]) {
-		setDefaults(v, "upstreams."+strings.ToLower(up), defaultsOf(defaultUpstream()))
+}
+
+// DefaultRoomConfig is what every room starts from.
+func DefaultRoomConfig() RoomConfig {
+	return RoomConfig{RoomConfig: waitroom.DefaultRoom(), Page: web.DefaultPage()}
+}
+
+func defaultUpstream() proxy.UpstreamConfig { return proxy.DefaultUpstream() }
+
+// Validate returns every problem as "key.path: message", sorted by the caller.
+func (c *Config) Validate() []string {
+	var p []string
+	add := func(prefix string, err error) { p = append(p, prefixed(prefix, err)...) }
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		p = append(p, fmt.Sprintf("listen: want host:port such as \":8080\", got %q", c.Listen))
 	}
-	if err := v.MergeConfigMap(tree); err != nil {
-		return fail(fmt.Sprintf("reading settings: %v", err))
+	add("server.", c.Server.validate())
+	add("admin.", c.Admin.validate())
+	add("log.", c.Log.validate())
+	add("store.", c.Store.validate())
+	add("cookie.", c.Cookie.Validate())
+	if c.Store.Kind == "redis" && len(c.Cookie.HashKeys) == 0 {
+		// Random keys differ per instance: a ticket from one would be
+		// "tampered" at the next, and every visitor would lose the place.
+		p = append(p, "cookie.hash_keys: required with store.kind redis, so that every instance reads every ticket (openssl rand -base64 32)")
 	}
-	cfg := new(Config)
-	var md mapstructure.Metadata
-	err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) { dc.Metadata = &md })
+	if len(c.Upstreams) == 0 {
+		p = append(p, "upstreams: at least one upstream is needed")
+	}
+	for _, name := range sortedKeys(c.Upstreams) {
+		add("upstreams."+name+".", c.Upstreams[name].Validate())
+	}
+	for _, name := range sortedKeys(c.Rooms) {
+		add("rooms."+name+".", c.Rooms[name].validate())
+	}
+	if len(c.Routes) == 0 {
+		p = append(p, "routes: at least one route is needed")
+	}
+	add("", proxy.ValidateRoutes(c.Routes, keySet(c.Upstreams), keySet(c.Rooms)))
+	add("bypass.", c.Bypass.Validate())
+	return p
+}
+
+func (r RoomConfig) validate() error {
+	room, err := r.RoomConfig.Build("")
+	errs := []error{err}
+	if perr := r.Page.Validate(); perr != nil {
+		errs = append(errs, withPrefix("page.", perr))
+	}
+	// A visitor far back polls every page.refresh_max; dropping it sooner
+	// than two missed polls would drop people still watching their page.
+	if longest, perr := waitroom.ParseDuration(r.Page.RefreshMax); perr == nil && err == nil && room.Limits.AbandonAfter < 2*longest {
+		errs = append(errs, fmt.Errorf("abandon_after: must be at least twice page.refresh_max (%s), got %q", r.Page.RefreshMax, r.AbandonAfter))
+	}
+	return errors.Join(errs...)
+}
+
+func (s ServerConfig) validate() error {
+	var errs []error
+	for key, raw := range map[string]string{"read_header_timeout": s.ReadHeaderTimeout, "idle_timeout": s.IdleTimeout, "shutdown_timeout": s.ShutdownTimeout} {
+		if d, err := waitroom.ParseDuration(raw); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		} else if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: must be more than 0, got %q", key, raw))
+		}
+	}
+	if s.MaxHeaderBytes < 4096 || s.MaxHeaderBytes > 1<<20 {
+		errs = append(errs, fmt.Errorf("max_header_bytes: must be from 4096 to 1048576, got %d", s.MaxHeaderBytes))
+	}
+	for i, c := range s.TrustedProxies {
+		if _, err := proxy.ParsePrefix(c); err != nil {
+			errs = append(errs, fmt.Errorf("trusted_proxies[%d]: want a CIDR such as \"10.0.0.0/8\" or an IP, got %q", i, c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (l LogConfig) validate() error {
+	var errs []error
+	switch l.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf(`level: must be "debug", "info", "warn" or "error", got %q`, l.Level))
+	}
+	if l.Format != "json" && l.Format != "console" {
+		errs = append(errs, fmt.Errorf(`format: must be "json" or "console", got %q`, l.Format))
+	}
+	return errors.Join(errs...)
+}
+
+// maxSessionCache bounds how stale an instance's view of a session may be:
+// past a minute, a release would no longer feel like one.
+const maxSessionCache = time.Minute
+
+func (s StoreConfig) validate() error {
+	var errs []error
+	switch s.Kind {
+	case "memory":
+	case "redis":
+		errs = append(errs, withPrefix("redis.", s.Redis.Validate()))
+	default:
+		errs = append(errs, fmt.Errorf(`kind: must be "memory" or "redis", got %q`, s.Kind))
+	}
+	if s.OnError != string(waitroom.OnErrorClosed) && s.OnError != string(waitroom.OnErrorOpen) {
+		errs = append(errs, fmt.Errorf(`on_error: must be "closed" or "open", got %q`, s.OnError))
+	}
+	if d, err := waitroom.ParseDuration(s.SessionCache); err != nil {
+		errs = append(errs, fmt.Errorf("session_cache: %w", err))
+	} else if d < 0 || d > maxSessionCache {
+		errs = append(errs, fmt.Errorf("session_cache: must be from 0s to %s, got %q", maxSessionCache, s.SessionCache))
+	}
+	return errors.Join(errs...)
+}
+
+// mustDuration is for values Validate has already checked.
+func mustDuration(s string) time.Duration {
+	d, err := waitroom.ParseDuration(s)
 	if err != nil {
-		problems = append(problems, decodeProblems(err)...)
+		panic(fmt.Sprintf("duration %q passed validation: %v", s, err))
 	}
-	for _, k := range md.Unused {
-		problems = append(problems, keyPath(k)+": unknown key")
-	}
+	return d
+}
+
+// prefixed flattens a (joined) error into lines, each with the key prefix.
+func prefixed(prefix string, err error) []string {
 	if err == nil {
-		problems = append(problems, cfg.Validate()...)
+		return nil
 	}
-	if len(problems) > 0 {
-		sortProblems(problems)
-		return fail(problems...)
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, prefixed(prefix, e)...)
+		}
+		return out
 	}
-	return cfg, nil
+	return []string{prefix + err.Error()}
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expandEnv replaces ${NAME} in every string of the tree, in place. An unset
-// variable is a problem, not an empty string: an empty secret must not pass
-// for a configured one.
-func expandEnv(path string, node any) []string {
-	var problems []string
-	expand := func(key string, s string) string {
-		return envRef.ReplaceAllStringFunc(s, func(ref string) string {
-			name := envRef.FindStringSubmatch(ref)[1]
-			val, ok := os.LookupEnv(name)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s: environment variable %s is not set", key, name))
-			}
-			return val
-		})
+// withPrefix is prefixed for callers that return an error.
+func withPrefix(prefix string, err error) error {
+	var errs []error
+	for _, line := range prefixed(prefix, err) {
+		errs = append(errs, errors.New(line))
 	}
-	switch n := node.(type) {
-	case map[string]any:
-		for k, child := range n {
-			key := joinKey(path, k)
-			if s, ok := child.(string); ok {
-				n[k] = expand(key, s)
-			} else {
-				problems = append(problems, expandEnv(key, child)...)
-			}
-		}
-	case []any:
-		for i, child := range n {
-			key := fmt.Sprintf("%s[%d]", path, i)
-			if s, ok := child.(string); ok {
-				n[i] = expand(key, s)
-			} else {
-				problems = append(problems, expandEnv(key, child)...)
-			}
-		}
-	}
-	return problems
+	return errors.Join(errs...)
 }
 
-var roomNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-// checkNames refuses room and upstream names that would not survive as a
-// cookie name, a Redis key or an environment variable: viper would
-// otherwise fold "Concert" into "concert" behind the operator's back.
-func checkNames(tree map[string]any) []string {
-	var problems []string
-	for _, section := range []string{"rooms", "upstreams"} {
-		for _, name := range mapKeys(tree[section]) {
-			if !roomNamePattern.MatchString(name) {
-				problems = append(problems, fmt.Sprintf("%s.%s: name must be 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter or digit", section, name))
-			}
-		}
-	}
-	return problems
-}
-
-// checkCase refuses upper-case keys, which viper would quietly fold:
-// "Listen:" must not work in one version and fail in the next.
-func checkCase(path string, node any) []string {
-	var problems []string
-	switch n := node.(type) {
-	case map[string]any:
-		for k, child := range n {
-			key := joinKey(path, k)
-			named := path == "rooms" || path == "upstreams" // checkNames has these
-			if k != strings.ToLower(k) && !named {
-				problems = append(problems, fmt.Sprintf("%s: keys are lower case; did you mean %q?", key, strings.ToLower(k)))
-			}
-			problems = append(problems, checkCase(key, child)...)
-		}
-	case []any:
-		for i, child := range n {
-			problems = append(problems, checkCase(fmt.Sprintf("%s[%d]", path, i), child)...)
-		}
-	}
-	return problems
-}
-
-// sortProblems orders problems by key, with list indexes in numeric order
-// (routes[2] before routes[10]).
-func sortProblems(ps []string) {
-	sort.SliceStable(ps, func(i, j int) bool { return naturalLess(ps[i], ps[j]) })
-}
-
-func naturalLess(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digitsPrefix(a), digitsPrefix(b)
-		if da != "" && db != "" {
-			if len(da) != len(db) {
-				return len(da) < len(db)
-			}
-			if da != db {
-				return da < db
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return a[0] < b[0]
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) < len(b)
-}
-
-func digitsPrefix(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
-}
-
-func mapKeys(node any) []string {
-	m, _ := node.(map[string]any)
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -229,62 +286,10 @@ func mapKeys(node any) []string {
 	return keys
 }
 
-// defaultsOf turns a default struct into a tree through its json tags,
-// which mirror the mapstructure ones.
-func defaultsOf(v any) map[string]any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("marshalling defaults: %v", err)) // a programming error
+func keySet[V any](m map[string]V) map[string]bool {
+	s := make(map[string]bool, len(m))
+	for k := range m {
+		s[k] = true
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		panic(fmt.Sprintf("unmarshalling defaults: %v", err))
-	}
-	return m
-}
-
-func setDefaults(v *viper.Viper, prefix string, tree map[string]any) {
-	for k, val := range tree {
-		key := joinKey(prefix, k)
-		if sub, ok := val.(map[string]any); ok && len(sub) > 0 {
-			setDefaults(v, key, sub)
-			continue
-		}
-		if _, ok := val.(map[string]any); ok || val == nil {
-			continue // rooms, upstreams and routes have no default entries
-		}
-		v.SetDefault(key, val)
-	}
-}
-
-func joinKey(prefix, k string) string {
-	if prefix == "" {
-		return k
-	}
-	return prefix + "." + k
-}
-
-var decodeLine = regexp.MustCompile(`'([^']*)' (.*)`)
-
-// decodeProblems rewrites mapstructure's type errors as "key: message".
-func decodeProblems(err error) []string {
-	var out []string
-	for _, line := range strings.Split(err.Error(), "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "* "))
-		if m := decodeLine.FindStringSubmatch(line); m != nil {
-			out = append(out, keyPath(m[1])+": "+m[2])
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, err.Error())
-	}
-	return out
-}
-
-var mapIndex = regexp.MustCompile(`\[([^\]]*[^0-9\]][^\]]*)\]`)
-
-// keyPath turns mapstructure's "rooms[concert].page" into "rooms.concert.page",
-// keeping list indexes such as "routes[0]".
-func keyPath(k string) string {
-	return mapIndex.ReplaceAllString(k, ".$1")
+	return s
 }
