@@ -7,40 +7,83 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 )
 
+// Run runs one admitter per room in service until ctx is done, starting
+// and stopping them as Apply adds and removes rooms. The admitters of rooms
+// a reload keeps run on without a break, on the new settings.
+func (rs *Rooms) Run(ctx context.Context) error {
+	running := map[*liveRoom]context.CancelFunc{}
+	var wg sync.WaitGroup
+	for {
+		live := *rs.live.Load()
+		for _, lr := range live {
+			if running[lr] == nil {
+				actx, cancel := context.WithCancel(ctx)
+				running[lr] = cancel
+				ad := rs.admitter(lr)
+				wg.Go(func() { _ = ad.Run(actx) })
+			}
+		}
+		for lr, cancel := range running {
+			if live[lr.name] != lr {
+				cancel()
+				delete(running, lr)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-rs.changed:
+		}
+	}
+}
+
 // Admitter runs a room's admission ticks. Every gateway instance runs one
 // per room; the ticker only triggers, and the store decides atomically, so
 // any number of instances admit exactly what one would.
 type Admitter struct {
-	gate *Gate
-	ln   *line
-	log  *zap.Logger
+	rs  *Rooms
+	lr  *liveRoom
+	log *zap.Logger
 	// slowLogged is when a tick that ran past its deadline was last
 	// logged: under a spike that can happen every tick.
 	slowLogged time.Time
 }
 
-// Admitters returns one admitter per room.
-func (g *Gate) Admitters() []*Admitter {
-	out := make([]*Admitter, 0, len(g.rooms))
-	for _, ln := range g.rooms {
-		out = append(out, &Admitter{gate: g, ln: ln, log: g.log.Named("admitter").With(zap.String(fieldRoom, ln.room.Name))})
+// Admitter returns an admitter for the room; ok is false for a room not in
+// service. Run starts one per room by itself.
+func (rs *Rooms) Admitter(room string) (*Admitter, bool) {
+	lr := rs.get(room)
+	if lr == nil {
+		return nil, false
 	}
-	return out
+	return rs.admitter(lr), true
 }
 
-// Room names the admitter's room.
-func (a *Admitter) Room() string { return a.ln.room.Name }
+func (rs *Rooms) admitter(lr *liveRoom) *Admitter {
+	return &Admitter{rs: rs, lr: lr, log: rs.log.Named("admitter").With(zap.String(fieldRoom, lr.name))}
+}
 
 // Run ticks once at once, then every room tick, until ctx is done. A tick
-// that fails or panics is logged and the next one runs as usual.
+// that fails or panics is logged and the next one runs as usual. A reload
+// that changes the room's tick takes effect at the next tick. Once ctx is
+// done, a room no longer in service is forgotten by the observer, so its
+// metric series go with it.
 func (a *Admitter) Run(ctx context.Context) error {
+	defer func() {
+		if a.rs.get(a.lr.name) != a.lr {
+			a.rs.obs.Forget(a.lr.name)
+		}
+	}()
 	a.Tick(ctx)
-	t := time.NewTicker(a.ln.room.Tick)
+	every := a.lr.room().Tick
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -48,6 +91,10 @@ func (a *Admitter) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			a.Tick(ctx)
+			if d := a.lr.room().Tick; d != every {
+				every = d
+				t.Reset(every)
+			}
 		}
 	}
 }
@@ -60,26 +107,27 @@ func (a *Admitter) Tick(ctx context.Context) {
 			a.log.Error("admission tick panicked", zap.String("panic", fmt.Sprint(p)), zap.ByteString("stack", debug.Stack()))
 		}
 	}()
+	room, store := a.lr.room(), a.rs.store
 	// A tick must not outlive the next one: a slow store skips a beat
 	// instead of piling ticks up.
-	tctx, cancel := context.WithTimeout(ctx, a.ln.room.Tick)
+	tctx, cancel := context.WithTimeout(ctx, room.Tick)
 	defer cancel()
 	start := time.Now()
 	// The override comes from the store every tick, so a change made
 	// through any instance applies on every instance within one tick.
-	o, err := a.gate.store.Override(tctx, a.ln.room.Name)
+	o, err := store.Override(tctx, a.lr.name)
 	if err != nil {
 		a.failed(ctx, tctx, err)
 		return
 	}
-	a.ln.setOverride(o)
-	lim, ph, _ := a.ln.admission(time.Now())
-	if ph == PhaseOpen && a.ln.shuffleSeed.Load() == nil {
-		if !a.shuffle(tctx) {
+	a.lr.setOverride(o)
+	lim, ph, _ := a.lr.admission(time.Now())
+	if ph == PhaseOpen && a.lr.shuffleSeed.Load() == nil {
+		if !a.shuffle(tctx, room) {
 			return
 		}
 	}
-	res, err := a.gate.store.Admit(tctx, a.ln.room.Name, lim)
+	res, err := store.Admit(tctx, a.lr.name, lim)
 	if err != nil {
 		a.failed(ctx, tctx, err)
 		return
@@ -89,18 +137,16 @@ func (a *Admitter) Tick(ctx context.Context) {
 			zap.Int("admitted", res.Admitted), zap.Int("abandoned", res.Abandoned),
 			zap.Int("expired", res.Expired), zap.Duration(fieldDuration, time.Since(start)))
 	}
-	st, err := a.gate.store.Stats(tctx, a.ln.room.Name)
+	st, err := store.Stats(tctx, a.lr.name)
 	if err != nil {
 		a.failed(ctx, tctx, err)
 		return
 	}
-	a.gate.storeBack()
-	a.ln.stats.Store(&st)
-	a.ln.hist.add(time.Now(), &st)
-	a.ln.measureSpread(time.Now())
-	a.gate.obs.Tick(a.ln.room.Name, res)
-	a.gate.obs.Room(a.ln.room.Name, st)
-	a.gate.obs.StoreUp(true) // from the first tick on, not only after an outage
+	a.rs.health.answered()
+	a.lr.sampled(time.Now(), st)
+	a.rs.obs.Tick(a.lr.name, res)
+	a.rs.obs.Room(a.lr.name, st)
+	a.rs.obs.StoreUp(true) // from the first tick on, not only after an outage
 }
 
 // failed handles a store error in a tick. A shutdown is no failure. A tick
@@ -115,10 +161,10 @@ func (a *Admitter) failed(ctx, tctx context.Context, err error) {
 	case tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 		if now := time.Now(); now.Sub(a.slowLogged) >= time.Minute {
 			a.slowLogged = now
-			a.log.Warn("admission tick took longer than the tick; skipped (logged once a minute)", zap.Duration("tick", a.ln.room.Tick), zap.Error(err))
+			a.log.Warn("admission tick took longer than the tick; skipped (logged once a minute)", zap.Duration("tick", a.lr.room().Tick), zap.Error(err))
 		}
 	default:
-		a.gate.storeDown(err)
+		a.rs.health.failed(err)
 	}
 }
 
@@ -126,23 +172,23 @@ func (a *Admitter) failed(ctx, tctx context.Context, err error) {
 // every instance asks, the store does it once per opening and answers
 // with the seed it used, which is recorded for the audit. It reports
 // whether the tick may go on.
-func (a *Admitter) shuffle(ctx context.Context) bool {
-	key := a.ln.room.Schedule.ShuffleKey()
+func (a *Admitter) shuffle(ctx context.Context, room *Room) bool {
+	key := room.Schedule.ShuffleKey()
 	if key == "" {
 		none := ""
-		a.ln.shuffleSeed.Store(&none)
+		a.lr.shuffleSeed.Store(&none)
 		return true
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	used, n, err := a.gate.store.Shuffle(ctx, a.ln.room.Name, key, hex.EncodeToString(b[:]))
+	used, n, err := a.rs.store.Shuffle(ctx, a.lr.name, key, hex.EncodeToString(b[:]))
 	if err != nil {
 		if ctx.Err() == nil {
-			a.gate.storeDown(err)
+			a.rs.health.failed(err)
 		}
 		return false
 	}
-	a.ln.shuffleSeed.Store(&used)
+	a.lr.shuffleSeed.Store(&used)
 	if n > 0 {
 		a.log.Info("sale opened: pre-queue shuffled", zap.Int("visitors", n), zap.String("seed", used))
 	}

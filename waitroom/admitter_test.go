@@ -36,7 +36,8 @@ func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
 		rate, _ := waitroom.ParseRate("60/m")
 		room := waitroom.Room{Name: "concert", Tick: time.Second, Limits: waitroom.Limits{
 			MaxActive: 100, AdmitRate: rate, AdmitBurst: 1, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
-		gate := waitroom.NewGate(store, nil, nil, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.New(core))
+		rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store, Log: zap.New(core)})
+		rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
 		ctx := context.Background()
 		for range 6 { // the first goes in at once and spends the only token
 			if _, err := store.Decide(ctx, "concert", room.Limits, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
@@ -45,7 +46,7 @@ func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error)
-		ad := gate.Admitters()[0]
+		ad, _ := rooms.Admitter("concert")
 		go func() { done <- ad.Run(runCtx) }()
 
 		synctest.Wait() // the first tick, at once, panics and is logged
@@ -54,9 +55,9 @@ func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
 		}
 		time.Sleep(3*time.Second + time.Millisecond) // three more ticks, one token each
 		synctest.Wait()
-		st, _ := gate.Stats("concert")
-		if st.Active != 4 || st.Waiting != 2 {
-			t.Fatalf("after 3 ticks at 1/s: active %d waiting %d, want 4 and 2", st.Active, st.Waiting)
+		info, _ := rooms.Info("concert")
+		if st := info.Stats; st.Active != 4 || st.Waiting != 2 {
+			t.Fatalf("after 3 ticks at 1/s: active %d waiting %d, want 4 and 2", info.Stats.Active, info.Stats.Waiting)
 		}
 		cancel()
 		if err := <-done; err != nil {
@@ -88,21 +89,23 @@ func TestAdmitter_SlowTickIsNoOutage(t *testing.T) {
 		defer store.Close()
 		core, logs := observer.New(zapcore.InfoLevel)
 		room := waitroom.Room{Name: "concert", Tick: time.Second, Limits: waitroom.Limits{MaxActive: 1, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
-		gate := waitroom.NewGate(store, nil, nil, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.New(core))
-		ad := gate.Admitters()[0]
+		outages := &outageCount{}
+		rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store, Observer: outages, Log: zap.New(core)})
+		rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
+		ad, _ := rooms.Admitter("concert")
 		for range 3 {
 			ad.Tick(context.Background())
 		}
-		if gate.Outages() != 0 || gate.StoreDown() {
-			t.Fatalf("slow ticks counted as %d outages (down %v)", gate.Outages(), gate.StoreDown())
+		if outages.n.Load() != 0 || rooms.StoreDown() {
+			t.Fatalf("slow ticks counted as %d outages (down %v)", outages.n.Load(), rooms.StoreDown())
 		}
 		if n := logs.FilterMessageSnippet("took longer than the tick").Len(); n != 1 {
 			t.Fatalf("slow ticks logged %d times, want once", n)
 		}
 		store.fail = true
 		ad.Tick(context.Background())
-		if gate.Outages() != 1 || !gate.StoreDown() {
-			t.Fatalf("a failing store: %d outages (down %v), want 1", gate.Outages(), gate.StoreDown())
+		if outages.n.Load() != 1 || !rooms.StoreDown() {
+			t.Fatalf("a failing store: %d outages (down %v), want 1", outages.n.Load(), rooms.StoreDown())
 		}
 	})
 }

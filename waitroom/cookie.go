@@ -2,12 +2,13 @@ package waitroom
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // CookieConfig is the `cookie:` section.
@@ -40,22 +41,13 @@ func DefaultCookie() CookieConfig {
 
 var cookieNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
-// Validate reports every problem, with keys relative to the section.
-func (c CookieConfig) Validate() error {
-	_, _, err := c.Build()
-	return err
-}
-
 // Build parses the section into a Cookie and its key pairs (nil when no keys
 // are configured). The error lists every problem.
 func (c CookieConfig) Build() (Cookie, []KeyPair, error) {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
+	var p conf.Problems
 	out := Cookie{Name: c.Name, Secure: c.Secure, Domain: c.Domain}
 	if !cookieNamePattern.MatchString(c.Name) {
-		bad("name", "must be 1 to 32 letters, digits, '-' or '_', got %q", c.Name)
+		p.Add("name", "must be 1 to 32 letters, digits, '-' or '_', got %q", c.Name)
 	}
 	switch strings.ToLower(c.SameSite) {
 	case "lax":
@@ -65,41 +57,35 @@ func (c CookieConfig) Build() (Cookie, []KeyPair, error) {
 	case "none":
 		out.SameSite = http.SameSiteNoneMode
 		if !c.Secure {
-			bad("same_site", `"none" needs secure: true (browsers drop such cookies otherwise)`)
+			p.Add("same_site", `"none" needs secure: true (browsers drop such cookies otherwise)`)
 		}
 	default:
-		bad("same_site", `must be "lax", "strict" or "none", got %q`, c.SameSite)
+		p.Add("same_site", `must be "lax", "strict" or "none", got %q`, c.SameSite)
 	}
-	maxAge, err := ParseDuration(c.MaxAge)
-	if err != nil {
-		bad("max_age", "%v", err)
-	} else if maxAge < time.Minute {
-		bad("max_age", "must be at least 1m, got %q", c.MaxAge)
-	}
-	out.MaxAge = maxAge
+	out.MaxAge = p.Duration("max_age", c.MaxAge, time.Minute)
 	if len(c.HashKeys) != len(c.BlockKeys) {
-		bad("block_keys", "need one block key for each hash key, got %d block keys for %d hash keys", len(c.BlockKeys), len(c.HashKeys))
+		p.Add("block_keys", "need one block key for each hash key, got %d block keys for %d hash keys", len(c.BlockKeys), len(c.HashKeys))
 	}
 	var keys []KeyPair
 	for i, h := range c.HashKeys {
 		hk, err := decodeKey(h, 32, 64)
 		if err != nil {
-			bad(fmt.Sprintf("hash_keys[%d]", i), "%v", err)
+			p.Add(fmt.Sprintf("hash_keys[%d]", i), "%v", err)
 		}
 		var bk []byte
 		if i < len(c.BlockKeys) {
 			if bk, err = decodeKey(c.BlockKeys[i], 16, 24, 32); err != nil {
-				bad(fmt.Sprintf("block_keys[%d]", i), "%v", err)
+				p.Add(fmt.Sprintf("block_keys[%d]", i), "%v", err)
 			}
 		}
 		keys = append(keys, KeyPair{Hash: hk, Block: bk})
 	}
 	for i := len(c.HashKeys); i < len(c.BlockKeys); i++ {
 		if _, err := decodeKey(c.BlockKeys[i], 16, 24, 32); err != nil {
-			bad(fmt.Sprintf("block_keys[%d]", i), "%v", err)
+			p.Add(fmt.Sprintf("block_keys[%d]", i), "%v", err)
 		}
 	}
-	return out, keys, errors.Join(errs...)
+	return out, keys, p.Err()
 }
 
 // decodeKey never puts the key itself into the error.

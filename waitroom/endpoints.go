@@ -52,38 +52,27 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		g.resp.Error(w, r, http.StatusMethodNotAllowed)
 		return
 	}
-	ln, returnTo, ok := g.endpointRoom(w, r, true)
+	lr, returnTo, ok := g.endpointRoom(w, r, true)
 	if !ok {
 		return
 	}
-	p := g.tickets.Read(r, ln.room.Name)
+	none := Answer{Room: lr.name, State: AnswerNone, Refresh: lr.room().Refresh, ReturnTo: returnTo}
+	p := g.tickets.Read(r, lr.name)
 	if !p.Valid {
-		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
+		g.resp.Status(w, r, none)
 		return
 	}
-	v := g.visitor(ln.room.Name, p)
-	now := g.now()
-	lim, ph, _ := ln.admission(now)
-	d, err := g.decide(r, ln.room.Name, lim, v, false, now)
+	vt, err := g.visit(w, r, lr, p, false)
 	if err != nil {
-		g.statusTrouble(w, r, ln, p.Ticket, returnTo, err)
+		a, _ := g.outage(lr, p, returnTo, err)
+		g.resp.Status(w, r, a)
 		return
 	}
-	if d.State == StateNone && ln.eff.Load().Mode != ModeReject && ph == PhaseOpen {
-		g.resp.Status(w, r, Answer{Room: ln.room.Name, State: "none", Refresh: ln.room.Refresh, ReturnTo: returnTo})
+	if vt.d.State == StateNone && lr.eff.Load().Mode != ModeReject && vt.phase == PhaseOpen {
+		g.resp.Status(w, r, none)
 		return
 	}
-	raw, _ := g.reissue(w, ln.room.Name, v, p, d)
-	g.resp.Status(w, r, g.answer(ln, d, g.token(p, raw), returnTo, startOf(p, d), ph))
-}
-
-func (g *Gate) statusTrouble(w http.ResponseWriter, r *http.Request, ln *line, tk Ticket, returnTo string, err error) {
-	g.storeDown(err)
-	a := Answer{Room: ln.room.Name, State: "hold", Refresh: ln.room.Refresh, ReturnTo: returnTo, StatusCode: ln.room.StatusCode}
-	if g.onError == OnErrorOpen || tk.Admitted(g.now()) {
-		a.State = "admitted"
-	}
-	g.resp.Status(w, r, a)
+	g.resp.Status(w, r, g.answer(vt, returnTo))
 }
 
 // Leave answers POST /.waitroom/leave?room=NAME: the visitor gives up its
@@ -101,22 +90,22 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		g.resp.Error(w, r, http.StatusForbidden)
 		return
 	}
-	ln, returnTo, ok := g.endpointRoom(w, r, false)
+	lr, returnTo, ok := g.endpointRoom(w, r, false)
 	if !ok {
 		return
 	}
-	a := Answer{Room: ln.room.Name, State: "left", ReturnTo: returnTo, Refresh: ln.room.Refresh}
-	p := g.tickets.Read(r, ln.room.Name)
+	a := Answer{Room: lr.name, State: AnswerLeft, ReturnTo: returnTo, Refresh: lr.room().Refresh}
+	p := g.tickets.Read(r, lr.name)
 	if p.Valid {
-		tk := p.Ticket
-		err := g.Release(r.Context(), ln.room.Name, tk.Visitor, "leave")
+		id := p.Ticket.Visitor
+		err := g.rooms.Release(r.Context(), lr.name, id, "leave")
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			g.log.Warn("releasing visitor", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor), zap.Error(err))
+			g.log.Warn("releasing visitor", zap.String(fieldRoom, lr.name), zap.String(fieldVisitor, id), zap.Error(err))
 			g.resp.Error(w, r, http.StatusServiceUnavailable)
 			return
 		}
-		g.log.Info("visitor left", zap.String(fieldRoom, ln.room.Name), zap.String(fieldVisitor, tk.Visitor))
-		g.tickets.ClearCookie(w, ln.room.Name)
+		g.log.Info("visitor left", zap.String(fieldRoom, lr.name), zap.String(fieldVisitor, id))
+		g.tickets.ClearCookie(w, lr.name)
 	}
 	g.resp.Left(w, r, a)
 }
@@ -140,7 +129,7 @@ func crossSite(r *http.Request) bool {
 // It answers the request itself when it cannot tell or return_to is unsafe.
 // A status poll for a room that no longer exists (a reload removed it) is
 // told "closed", so its page says so rather than failing.
-func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool) (*line, string, bool) {
+func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool) (*liveRoom, string, bool) {
 	q := r.URL.Query()
 	returnTo, ok := SafeReturnTo(q.Get("return_to"))
 	if !ok {
@@ -151,12 +140,12 @@ func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool)
 	if name == "" {
 		name = g.guessRoom(r)
 	}
-	ln := g.rooms[name]
+	lr := g.rooms.get(name)
 	switch {
-	case ln != nil:
-		return ln, returnTo, true
+	case lr != nil:
+		return lr, returnTo, true
 	case status && name != "":
-		g.resp.Status(w, r, Answer{Room: name, State: "closed", Refresh: 30 * time.Second, ReturnTo: returnTo})
+		g.resp.Status(w, r, Answer{Room: name, State: AnswerClosed, Refresh: 30 * time.Second, ReturnTo: returnTo})
 	default:
 		g.resp.Error(w, r, http.StatusNotFound)
 	}
@@ -164,14 +153,14 @@ func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool)
 }
 
 func (g *Gate) guessRoom(r *http.Request) string {
-	if ref, err := url.Parse(r.Referer()); err == nil && g.RoomOf != nil && ref.Path != "" &&
+	if ref, err := url.Parse(r.Referer()); err == nil && g.roomOf != nil && ref.Path != "" &&
 		(ref.Host == "" || strings.EqualFold(ref.Host, r.Host)) {
-		if name := g.RoomOf(r, ref.Path); name != "" {
+		if name := g.roomOf(r, ref.Path); name != "" {
 			return name
 		}
 	}
 	found := ""
-	for name := range g.rooms {
+	for name := range *g.rooms.live.Load() {
 		if _, err := r.Cookie(g.tickets.CookieName(name)); err == nil {
 			if found != "" {
 				return ""

@@ -41,9 +41,9 @@ func TestEtaRange(t *testing.T) {
 	}
 }
 
-func TestLine_MeasureSpread(t *testing.T) {
+func TestLiveRoom_MeasureSpread(t *testing.T) {
 	t.Parallel()
-	ln := newLine(Room{Name: "r"})
+	ln := newLiveRoom(Room{Name: "r"})
 	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for i, perMin := range []int64{600, 60, 120, 0, 30} { // the first is too old to count
 		at := now.Add(-spreadWindow - time.Minute + time.Duration(i)*time.Minute)

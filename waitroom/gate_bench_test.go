@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
 	"github.com/waitroom/waitroom/web"
@@ -26,7 +24,7 @@ func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discard) WriteHeader(int)             {}
 
-func benchGate(b *testing.B, maxActive int) (*waitroom.Gate, *waitroom.Tickets) {
+func benchGate(b *testing.B, maxActive int, sessionCache time.Duration) (*waitroom.Gate, *waitroom.Tickets) {
 	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
 	if err != nil {
 		b.Fatal(err)
@@ -40,8 +38,10 @@ func benchGate(b *testing.B, maxActive int) (*waitroom.Gate, *waitroom.Tickets) 
 			SessionTTL: 10 * time.Minute, AbandonAfter: 10 * time.Minute}}
 	store := memstore.New()
 	b.Cleanup(func() { _ = store.Close() })
-	g := waitroom.NewGate(store, tickets, web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}}),
-		[]waitroom.Room{room}, waitroom.OnErrorClosed, zap.NewNop())
+	rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store})
+	rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}, SessionCache: sessionCache})
+	g := waitroom.NewGate(waitroom.GateOptions{Rooms: rooms, Tickets: tickets,
+		Responder: web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}})})
 	return g, tickets
 }
 
@@ -70,7 +70,7 @@ func BenchmarkGate_Serve(b *testing.B) {
 	var upstream int
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { upstream++ })
 	b.Run("admitted", func(b *testing.B) {
-		g, _ := benchGate(b, 1000)
+		g, _ := benchGate(b, 1000, 0)
 		cookie := ticketOf(b, g, next)
 		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
 		r.Header.Set("Cookie", cookie)
@@ -81,15 +81,14 @@ func BenchmarkGate_Serve(b *testing.B) {
 		}
 	})
 	b.Run("admitted-cached", func(b *testing.B) {
-		g, _ := benchGate(b, 1000)
-		g.CacheSessions(time.Minute) // every request after the first answered from the cache
+		g, _ := benchGate(b, 1000, time.Minute) // every request after the first answered from the cache
 		cookie := ticketOf(b, g, next)
 		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
 		r.Header.Set("Cookie", cookie)
 		serveLoop(b, g, next, func() *http.Request { return r })
 	})
 	b.Run("poll", func(b *testing.B) {
-		g, _ := benchGate(b, 0)
+		g, _ := benchGate(b, 0, 0)
 		cookie := ticketOf(b, g, next)
 		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
 		r.Header.Set("Cookie", cookie)
@@ -97,7 +96,7 @@ func BenchmarkGate_Serve(b *testing.B) {
 		serveLoop(b, g, next, func() *http.Request { return r })
 	})
 	b.Run("join", func(b *testing.B) {
-		g, _ := benchGate(b, 0)
+		g, _ := benchGate(b, 0, 0)
 		r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
 		r.Header.Set("Accept", "text/html")
 		serveLoop(b, g, next, func() *http.Request { return r })
@@ -107,7 +106,7 @@ func BenchmarkGate_Serve(b *testing.B) {
 // BenchmarkGate_Status: a waiting page's poll of /.waitroom/status.
 func BenchmarkGate_Status(b *testing.B) {
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-	g, _ := benchGate(b, 0)
+	g, _ := benchGate(b, 0, 0)
 	cookie := ticketOf(b, g, next)
 	r := httptest.NewRequest(http.MethodGet, "/.waitroom/status?room=concert&return_to=%2Fevents%2F1", nil)
 	r.Header.Set("Cookie", cookie)

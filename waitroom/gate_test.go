@@ -18,7 +18,6 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
-	"github.com/waitroom/waitroom/web"
 )
 
 // switchable is a real store that can be made unreachable, as a Redis
@@ -37,31 +36,80 @@ func (s *switchable) Decide(ctx context.Context, room string, lim waitroom.Limit
 
 type gateFixture struct {
 	gate     *waitroom.Gate
+	rooms    *waitroom.Rooms
 	tickets  *waitroom.Tickets
 	store    *switchable
 	logs     *observer.ObservedLogs
+	outages  *outageCount
 	upstream atomic.Int64
 	srv      *httptest.Server
 }
 
-func newGateFixture(t *testing.T, onError waitroom.OnError, maxActive int) *gateFixture {
+// recorder is the gate tests' Responder: it writes each answer as a small
+// JSON of its own, so these tests read the gate's decisions and never
+// depend on a template.
+type recorder struct{}
+
+type recorded struct {
+	State    waitroom.AnswerState `json:"state"`
+	Position int64                `json:"position"`
+	Token    string               `json:"token,omitempty"`
+}
+
+func (recorder) write(w http.ResponseWriter, status int, a waitroom.Answer) {
+	w.Header().Set(waitroom.StateHeader, string(a.State))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(recorded{State: a.State, Position: a.Decision.Position, Token: a.Token})
+}
+
+func (rc recorder) Waiting(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
+	rc.write(w, max(a.StatusCode, http.StatusOK), a)
+}
+func (rc recorder) Status(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
+	rc.write(w, http.StatusOK, a)
+}
+func (rc recorder) NotForwarded(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
+	rc.write(w, http.StatusServiceUnavailable, a)
+}
+func (rc recorder) Left(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
+	rc.write(w, http.StatusOK, a)
+}
+func (recorder) Error(w http.ResponseWriter, _ *http.Request, status int) {
+	http.Error(w, http.StatusText(status), status)
+}
+
+// outageCount is an Observer that counts store outages and hears nothing
+// else.
+type outageCount struct {
+	n atomic.Int64
+}
+
+func (*outageCount) Request(string, string)         {}
+func (*outageCount) TicketRejected(string)          {}
+func (*outageCount) Admitted(string)                {}
+func (*outageCount) Released(string, string)        {}
+func (*outageCount) Tick(string, waitroom.Admitted) {}
+func (*outageCount) Room(string, waitroom.Stats)    {}
+func (*outageCount) Forget(string)                  {}
+func (o *outageCount) Outage()                      { o.n.Add(1) }
+func (*outageCount) StoreUp(bool)                   {}
+
+func newGateFixture(t *testing.T, onError waitroom.OutagePolicy, maxActive int) *gateFixture {
 	t.Helper()
-	f := &gateFixture{store: &switchable{Store: memstore.New()}}
+	f := &gateFixture{store: &switchable{Store: memstore.New()}, outages: &outageCount{}}
 	core, logs := observer.New(zapcore.InfoLevel)
 	f.logs = logs
 	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages, err := web.New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	room := waitroom.Room{Name: "concert", Tick: time.Second, StatusCode: 200, Refresh: 5 * time.Second,
 		Limits: waitroom.Limits{MaxActive: maxActive, SessionTTL: time.Minute, AbandonAfter: time.Minute}}
 	f.tickets = tickets
-	f.gate = waitroom.NewGate(f.store, tickets, web.NewResponder(pages, map[string]web.Page{"concert": {Title: "Concert", Locale: "en"}}),
-		[]waitroom.Room{room}, onError, zap.New(core))
+	f.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: f.store, Observer: f.outages, Log: zap.New(core)})
+	f.rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}, OnOutage: onError})
+	f.gate = waitroom.NewGate(waitroom.GateOptions{Rooms: f.rooms, Tickets: tickets, Responder: recorder{}, Log: zap.New(core)})
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.upstream.Add(1)
 		fmt.Fprint(w, "site")
@@ -102,7 +150,7 @@ func state(body string) string {
 }
 
 func TestGate_StoreDownClosed(t *testing.T) {
-	f := newGateFixture(t, waitroom.OnErrorClosed, 1)
+	f := newGateFixture(t, waitroom.OutageClosed, 1)
 	_, body, inside := f.get(t, http.MethodGet, "")
 	if body != "site" || inside == "" {
 		t.Fatalf("first visitor must go in: %q", body)
@@ -126,14 +174,14 @@ func TestGate_StoreDownClosed(t *testing.T) {
 	if code, _, _ := f.get(t, http.MethodPost, waiting); code != http.StatusServiceUnavailable {
 		t.Fatalf("a waiting POST during an outage: %d", code)
 	}
-	if n := f.logs.FilterMessage("store unreachable; following store.on_error").Len(); n != 1 || f.gate.Outages() != 1 {
-		t.Fatalf("an outage must be logged and counted once, got %d lines, %d outages", n, f.gate.Outages())
+	if n := f.logs.FilterMessage("store unreachable; following store.on_error").Len(); n != 1 || f.outages.n.Load() != 1 {
+		t.Fatalf("an outage must be logged and counted once, got %d lines, %d outages", n, f.outages.n.Load())
 	}
 	f.store.down.Store(false)
 	if _, body, _ := f.get(t, http.MethodGet, waiting); state(body) != "waiting" {
 		t.Fatalf("after the outage the waiting visitor keeps its place: %q", body)
 	}
-	if f.logs.FilterMessage("store reachable again").Len() != 1 || f.gate.StoreDown() {
+	if f.logs.FilterMessage("store reachable again").Len() != 1 || f.rooms.StoreDown() {
 		t.Fatal("the end of the outage must be logged once")
 	}
 	if got := f.upstream.Load(); got != 6 {
@@ -142,7 +190,7 @@ func TestGate_StoreDownClosed(t *testing.T) {
 }
 
 func TestGate_StoreDownOpen(t *testing.T) {
-	f := newGateFixture(t, waitroom.OnErrorOpen, 0)
+	f := newGateFixture(t, waitroom.OutageOpen, 0)
 	f.store.down.Store(true)
 	if _, body, _ := f.get(t, http.MethodGet, ""); body != "site" {
 		t.Fatalf("on_error: open must let a new visitor through, got %q", body)
@@ -150,7 +198,7 @@ func TestGate_StoreDownOpen(t *testing.T) {
 }
 
 func TestGate_PreflightTakesNoTicket(t *testing.T) {
-	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	f := newGateFixture(t, waitroom.OutageClosed, 0)
 	req, _ := http.NewRequest(http.MethodOptions, f.srv.URL+"/events/1", nil)
 	req.Header.Set("Access-Control-Request-Method", "POST")
 	req.Header.Set("Origin", "https://app.example")
@@ -181,7 +229,7 @@ func TestGate_PreflightTakesNoTicket(t *testing.T) {
 // A browser's ticket stays in its HttpOnly cookie: neither the JSON nor a
 // header hands it to page scripts. An app without cookies gets it.
 func TestGate_TokenOnlyForCookielessClients(t *testing.T) {
-	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	f := newGateFixture(t, waitroom.OutageClosed, 0)
 	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/events/1", nil)
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -204,7 +252,7 @@ func TestGate_TokenOnlyForCookielessClients(t *testing.T) {
 // store lost its data it buys a place at the back, not the old one. A
 // ticket still waiting gets its old place back.
 func TestGate_FinishedSessionsDoNotRetakePlaces(t *testing.T) {
-	f := newGateFixture(t, waitroom.OnErrorClosed, 0)
+	f := newGateFixture(t, waitroom.OutageClosed, 0)
 	for range 2 {
 		f.get(t, http.MethodGet, "")
 	}

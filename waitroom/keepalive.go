@@ -14,15 +14,15 @@ import (
 // the func to call when the connection ends.
 func (g *Gate) KeepAlive(r *http.Request) (stop func()) {
 	room, id := r.Header.Get(RoomHeader), r.Header.Get(VisitorHeader)
-	ln := g.rooms[room]
-	if ln == nil || id == "" {
+	lr := g.rooms.get(room)
+	if lr == nil || id == "" {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		every := max(ln.limits().RenewInterval(), 10*time.Millisecond)
+		every := max(lr.limits().RenewInterval(), 10*time.Millisecond)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -30,7 +30,7 @@ func (g *Gate) KeepAlive(r *http.Request) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := g.store.Decide(ctx, room, ln.limits(), Visitor{ID: id}, false); err != nil && ctx.Err() == nil {
+				if _, err := g.rooms.store.Decide(ctx, room, lr.limits(), Visitor{ID: id}, false); err != nil && ctx.Err() == nil {
 					g.log.Warn("renewing a websocket session", zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Error(err))
 				}
 			}

@@ -1,9 +1,6 @@
 package waitroom
 
 import (
-	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -110,39 +107,3 @@ func (o Override) Apply(r Room) (Limits, Mode) {
 
 // passthroughMax stands for "no limit" in MaxActive.
 const passthroughMax = 1 << 30
-
-// Overrides is the part of a store that keeps runtime overrides. Every
-// store implements it; it is separate from Store only to keep each
-// interface small.
-type Overrides interface {
-	// SetOverride merges o into the room's override: its non-nil fields
-	// (and a non-empty Mode) replace the stored ones; the others stay.
-	// Errors: ErrUnavailable, ErrClosed.
-	SetOverride(ctx context.Context, room string, o Override) error
-	// ClearOverride drops the room's override, back to the configuration.
-	// Errors: ErrUnavailable, ErrClosed.
-	ClearOverride(ctx context.Context, room string) error
-	// Override returns the room's override (the zero Override for none).
-	// Errors: ErrUnavailable, ErrClosed.
-	Override(ctx context.Context, room string) (Override, error)
-	// AdmitN lets up to n visitors in now, from the head of the line (at
-	// random when lim.Random), ignoring the token bucket but never beyond
-	// MaxActive; stale visitors are dropped on the way as in Admit. The
-	// admissions count as ordinary ones. Errors: ErrUnavailable, ErrClosed.
-	AdmitN(ctx context.Context, room string, lim Limits, n int) (Admitted, error)
-	// Shuffle reorders, once per key, everyone waiting in the room now by
-	// ShuffleOrder(seed, id), reusing their ticket numbers among them: a
-	// fair draw among visitors who were all equally early (a scheduled
-	// sale's pre-queue), which anyone can check from the recorded seed. A
-	// key already used changes nothing and returns the seed recorded then.
-	// Errors: ErrUnavailable, ErrClosed.
-	Shuffle(ctx context.Context, room, key, seed string) (used string, shuffled int, err error)
-}
-
-// ShuffleOrder is the sort key of a visitor in a shuffle: the hex SHA-1 of
-// the seed followed by the visitor id. Stores sort by it, ascending, so the
-// order can be recomputed from the seed and the ids alone.
-func ShuffleOrder(seed, visitor string) string {
-	sum := sha1.Sum([]byte(seed + visitor))
-	return hex.EncodeToString(sum[:])
-}

@@ -16,6 +16,9 @@ type Observer interface {
 	Tick(room string, a Admitted)
 	// Room publishes the room's stats snapshot, taken every tick.
 	Room(room string, st Stats)
+	// Forget drops what was published of a room no longer in service,
+	// once its admitter has stopped.
+	Forget(room string)
 	// Outage counts the start of a store outage; StoreUp says whether the
 	// store answers.
 	Outage()
@@ -30,5 +33,6 @@ func (nopObserver) Admitted(string)         {}
 func (nopObserver) Released(string, string) {}
 func (nopObserver) Tick(string, Admitted)   {}
 func (nopObserver) Room(string, Stats)      {}
+func (nopObserver) Forget(string)           {}
 func (nopObserver) Outage()                 {}
 func (nopObserver) StoreUp(bool)            {}

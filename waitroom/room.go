@@ -1,10 +1,9 @@
 package waitroom
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // RoomConfig is one entry of the `rooms:` section, as written in YAML.
@@ -71,115 +70,49 @@ type Room struct {
 	Message    string // the notice on the waiting page (page.message)
 }
 
-// Validate reports every problem of the room config, each as "key: rule, got
-// value" with keys relative to the room.
-func (c RoomConfig) Validate() error {
-	_, err := c.Build("")
-	return err
-}
-
-// Build parses and checks the config; the error lists every problem.
+// Build parses and checks the config into the room called name; the error
+// lists every problem, keys relative to the room.
 func (c RoomConfig) Build(name string) (Room, error) {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
+	var p conf.Problems
 	r := Room{Name: name, StatusCode: c.StatusCode}
 	if c.MaxActive < 0 {
-		bad("max_active", "must be >= 0, got %d", c.MaxActive)
+		p.Add("max_active", "must be >= 0, got %d", c.MaxActive)
 	}
 	r.Limits.MaxActive = c.MaxActive
 	rate, err := ParseRate(c.AdmitRate)
 	if err != nil {
-		bad("admit_rate", "%v", err)
+		p.Add("admit_rate", "%v", err)
 	}
 	r.Limits.AdmitRate = rate
 	switch {
 	case c.AdmitBurst < 0:
-		bad("admit_burst", "must be >= 0 (0 means one second's worth of admit_rate), got %d", c.AdmitBurst)
+		p.Add("admit_burst", "must be >= 0 (0 means one second's worth of admit_rate), got %d", c.AdmitBurst)
 	case c.AdmitBurst > maxRateN:
-		bad("admit_burst", "must be <= %d, got %d", maxRateN, c.AdmitBurst)
+		p.Add("admit_burst", "must be <= %d, got %d", maxRateN, c.AdmitBurst)
 	case c.AdmitBurst == 0:
 		r.Limits.AdmitBurst = rate.DefaultBurst()
 	default:
 		r.Limits.AdmitBurst = c.AdmitBurst
 	}
-	durations := []durationField{
-		{"session_ttl", c.SessionTTL, time.Millisecond, &r.Limits.SessionTTL},
-		{"abandon_after", c.AbandonAfter, time.Millisecond, &r.Limits.AbandonAfter},
-		{"tick", c.Tick, time.Millisecond, &r.Tick},
-	}
+	r.Limits.SessionTTL = p.Duration("session_ttl", c.SessionTTL, time.Millisecond)
+	r.Limits.AbandonAfter = p.Duration("abandon_after", c.AbandonAfter, time.Millisecond)
+	r.Tick = p.Duration("tick", c.Tick, time.Millisecond)
+	r.Limits.RecoveryGrace = r.Limits.AbandonAfter
 	if c.RecoveryGrace != "" {
-		durations = append(durations, durationField{"recovery_grace", c.RecoveryGrace, 0, &r.Limits.RecoveryGrace})
+		r.Limits.RecoveryGrace = p.Duration("recovery_grace", c.RecoveryGrace, 0)
 	}
-	for _, d := range durations {
-		v, err := ParseDuration(d.raw)
-		switch {
-		case err != nil:
-			bad(d.key, "%v", err)
-		case v < d.min:
-			bad(d.key, "must be at least %v, got %q", d.min, d.raw)
-		}
-		*d.dst = v
-	}
-	if c.RecoveryGrace == "" {
-		r.Limits.RecoveryGrace = r.Limits.AbandonAfter
-	}
-	if sched, err := c.Schedule.Build(); err != nil {
-		errs = append(errs, prefixErrs("schedule.", err)...)
-	} else {
-		r.Schedule = sched
-	}
+	sched, err := c.Schedule.Build()
+	p.Nest("schedule.", err)
+	r.Schedule = sched
 	if m, err := ParseMode(c.Mode); err != nil {
-		bad("mode", "%v", err)
+		p.Add("mode", "%v", err)
 	} else {
 		r.Mode = m
 	}
 	switch c.StatusCode {
 	case 200, 202, 429:
 	default:
-		bad("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
+		p.Add("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
-	return r, errors.Join(errs...)
-}
-
-// durationField is one duration key of a section, its minimum and where the
-// parsed value goes.
-type durationField struct {
-	key string
-	raw string
-	min time.Duration
-	dst *time.Duration
-}
-
-// ParseDuration reads a Go duration that carries a unit ("90s", "2m"). A bare
-// number is refused with a hint, since YAML would otherwise make 90 mean 90ns.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, errors.New(`want a duration such as "90s" or "2m", got ""`)
-	}
-	if strings.Trim(s, "0123456789.") == "" {
-		return 0, fmt.Errorf(`want a duration with a unit such as "%ss", got %q`, s, s)
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf(`want a duration such as "90s" or "2m", got %q`, s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("must not be negative, got %q", s)
-	}
-	return d, nil
-}
-
-// prefixErrs puts prefix before every problem of a joined error.
-func prefixErrs(prefix string, err error) []error {
-	var out []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			out = append(out, fmt.Errorf("%s%w", prefix, e))
-		}
-		return out
-	}
-	return []error{fmt.Errorf("%s%w", prefix, err)}
+	return r, p.Err()
 }

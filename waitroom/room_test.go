@@ -29,7 +29,7 @@ func TestRoomConfig_Problems(t *testing.T) {
 	t.Parallel()
 	c := RoomConfig{MaxActive: -1, AdmitRate: "fast", AdmitBurst: -2, SessionTTL: "0s", AbandonAfter: "90",
 		Tick: "soon", StatusCode: 500, RecoveryGrace: "-1s"}
-	err := c.Validate()
+	_, err := c.Build("concert")
 	if err == nil {
 		t.Fatal("a bad room passed")
 	}

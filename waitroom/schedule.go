@@ -1,9 +1,9 @@
 package waitroom
 
 import (
-	"errors"
-	"fmt"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // ScheduleConfig is rooms.<name>.schedule: a sale that opens at a fixed
@@ -63,7 +63,7 @@ func (s Schedule) ShuffleKey() string {
 // Build parses and checks the schedule; keys are relative to the section.
 func (c ScheduleConfig) Build() (Schedule, error) {
 	var s Schedule
-	var errs []error
+	var p conf.Problems
 	for _, f := range []struct {
 		key, raw string
 		dst      *time.Time
@@ -73,21 +73,21 @@ func (c ScheduleConfig) Build() (Schedule, error) {
 		}
 		t, err := time.Parse(time.RFC3339, f.raw)
 		if err != nil {
-			errs = append(errs, fmt.Errorf(`%s: want an RFC 3339 time such as "2026-12-01T10:00:00+09:00", got %q`, f.key, f.raw))
+			p.Add(f.key, `want an RFC 3339 time such as "2026-12-01T10:00:00+09:00", got %q`, f.raw)
 			continue
 		}
 		*f.dst = t
 	}
 	if !s.PrequeueFrom.IsZero() && s.OpensAt.IsZero() {
-		errs = append(errs, errors.New("prequeue_from: needs opens_at, the end of the pre-queue"))
+		p.Add("prequeue_from", "needs opens_at, the end of the pre-queue")
 	}
 	if !s.PrequeueFrom.IsZero() && !s.OpensAt.IsZero() && !s.PrequeueFrom.Before(s.OpensAt) {
-		errs = append(errs, fmt.Errorf("prequeue_from: must be before opens_at (%s), got %q", c.OpensAt, c.PrequeueFrom))
+		p.Add("prequeue_from", "must be before opens_at (%s), got %q", c.OpensAt, c.PrequeueFrom)
 	}
 	if !s.OpensAt.IsZero() && !s.ClosesAt.IsZero() && !s.OpensAt.Before(s.ClosesAt) {
-		errs = append(errs, fmt.Errorf("closes_at: must be after opens_at (%s), got %q", c.OpensAt, c.ClosesAt))
+		p.Add("closes_at", "must be after opens_at (%s), got %q", c.OpensAt, c.ClosesAt)
 	}
-	return s, errors.Join(errs...)
+	return s, p.Err()
 }
 
 // String names the phase as the admin API shows it.

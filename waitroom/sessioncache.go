@@ -37,6 +37,14 @@ func newSessionCache(ttl time.Duration) *sessionCache {
 	return &sessionCache{ttl: ttl, cur: map[sessionKey]cachedSession{}, old: map[sessionKey]cachedSession{}}
 }
 
+// interval is how long an entry is trusted; 0 for no cache.
+func (c *sessionCache) interval() time.Duration {
+	if c == nil {
+		return 0
+	}
+	return c.ttl
+}
+
 // get returns the end of the visitor's session when the store said it was
 // inside less than ttl ago and the session still runs at now.
 func (c *sessionCache) get(room, visitor string, now time.Time) (time.Time, bool) {

@@ -2,6 +2,8 @@ package waitroom
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -65,8 +67,8 @@ type Decision struct {
 	Ticket int64
 	// Position is 1 for the next visitor to go in; 0 unless waiting.
 	Position int64
-	// Waiting is the length of the line, this visitor included.
-	Waiting int64
+	// Line is the length of the line, this visitor included.
+	Line int64
 	// Until is when the session expires; zero unless admitted.
 	Until time.Time
 	// Joined is true when this call gave the visitor a new place or session.
@@ -86,10 +88,10 @@ func (d Decision) Ahead() int64 {
 
 // Behind is the number of people in line after the visitor.
 func (d Decision) Behind() int64 {
-	if d.Position <= 0 || d.Waiting < d.Position {
+	if d.Position <= 0 || d.Line < d.Position {
 		return 0
 	}
-	return d.Waiting - d.Position
+	return d.Line - d.Position
 }
 
 // Admitted reports what one admission tick did.
@@ -117,28 +119,36 @@ type Stats struct {
 	Abandoned     int64
 }
 
-// Store keeps every room's line and active sessions, and the runtime
-// overrides of its rooms (Overrides). Implementations are safe
-// for concurrent use, and every method is atomic: N gateway instances sharing
-// one store never break the room's limits. Time comes from the store, never
-// from the caller.
+// Store keeps every room's line, its active sessions and its runtime
+// override. Implementations are safe for concurrent use and every method is
+// atomic: N gateway instances sharing one store never break a room's
+// limits. Time comes from the store, never from the caller. This interface
+// is the whole contract; storetest.Run holds both stores to it.
 type Store interface {
 	// Decide finds where the visitor stands and records that it was seen.
-	// An admitted visitor's session is renewed when its remaining time falls
-	// below SessionTTL minus the renew interval. A visitor the store does not
-	// know gets StateNone when join is false; when join is true it is admitted
-	// at once if nobody waits and both limits allow, and otherwise takes a
-	// ticket at the back of the line, or at the place its ticket gives when the
-	// ticket predates the store's data (see the package comment; each visitor
-	// is restored at most once per incarnation of the store, so a restored
-	// place cannot be retaken again and again). A restored visitor whose
-	// v.Until is still ahead was inside when the data was lost: it goes back
-	// inside until then (at most SessionTTL from now), taking no token and
-	// whatever the active count: it held one of the room's slots all along,
-	// and throwing it out mid-checkout because a tick gave its slot away after
-	// the loss would be worse than a room briefly over MaxActive, by at most
-	// the number who were inside. Joining is idempotent. Errors:
-	// ErrUnavailable, ErrClosed.
+	// It is the one call on a visitor's every request; joining is
+	// idempotent. Errors: ErrUnavailable, ErrClosed.
+	//
+	// Normally: an admitted visitor's session slides forward, written only
+	// when its remaining time falls below SessionTTL minus the renew
+	// interval (Decision.Renewed); a waiting visitor's poll is recorded and
+	// its position returned.
+	//
+	// Joining: a visitor the store does not know gets StateNone when join
+	// is false. When join is true it goes in at once if nobody waits and
+	// both limits allow, and otherwise takes the next ticket, at the back.
+	//
+	// After a data loss: a visitor whose ticket predates the store's data
+	// (see the package comment) is put back at the place that ticket gives,
+	// at most once per incarnation of the store, so a restored place cannot
+	// be retaken again and again; the first such return starts the
+	// RecoveryGrace. A restored visitor whose v.Until is still ahead was
+	// inside when the data was lost: it goes back inside until then (at
+	// most SessionTTL from now), taking no token and whatever the active
+	// count: it held one of the room's slots all along, and throwing it out
+	// mid-checkout because a tick gave its slot away after the loss would be
+	// worse than a room briefly over MaxActive, by at most the number who
+	// were inside.
 	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then
@@ -151,9 +161,36 @@ type Store interface {
 	// The counts are what this call did. Errors: ErrUnavailable, ErrClosed.
 	Admit(ctx context.Context, room string, lim Limits) (Admitted, error)
 
+	// AdmitN lets up to n visitors in now, from the head of the line (at
+	// random when lim.Random), ignoring the token bucket but never beyond
+	// MaxActive; stale visitors are dropped on the way as in Admit. The
+	// admissions count as ordinary ones (the admin API's "admit N").
+	// Errors: ErrUnavailable, ErrClosed.
+	AdmitN(ctx context.Context, room string, lim Limits, n int) (Admitted, error)
+
+	// Shuffle reorders, once per key, everyone waiting in the room now by
+	// ShuffleOrder(seed, id), reusing their ticket numbers among them: a
+	// fair draw among visitors who were all equally early (a scheduled
+	// sale's pre-queue), which anyone can check from the recorded seed. A
+	// key already used changes nothing and returns the seed recorded then.
+	// Errors: ErrUnavailable, ErrClosed.
+	Shuffle(ctx context.Context, room, key, seed string) (used string, shuffled int, err error)
+
 	// Release ends the visitor's session or gives up its place in line.
 	// Errors: ErrNotFound, ErrUnavailable, ErrClosed.
 	Release(ctx context.Context, room, visitor string) error
+
+	// SetOverride merges o into the room's runtime override: its non-nil
+	// fields (and a non-empty Mode) replace the stored ones; the others
+	// stay. An override a store could not keep is refused (see
+	// Override.Validate). Errors: ErrUnavailable, ErrClosed, the refusal.
+	SetOverride(ctx context.Context, room string, o Override) error
+	// ClearOverride drops the room's override, back to the configuration.
+	// Errors: ErrUnavailable, ErrClosed.
+	ClearOverride(ctx context.Context, room string) error
+	// Override returns the room's override (the zero Override for none).
+	// Errors: ErrUnavailable, ErrClosed.
+	Override(ctx context.Context, room string) (Override, error)
 
 	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
 	Stats(ctx context.Context, room string) (Stats, error)
@@ -163,8 +200,6 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
-
-	Overrides
 }
 
 // Limits are a room's admission limits as a store applies them.
@@ -192,4 +227,12 @@ type Limits struct {
 // one minute. It bounds writes on the admitted path.
 func (l Limits) RenewInterval() time.Duration {
 	return min(l.SessionTTL/10, time.Minute)
+}
+
+// ShuffleOrder is the sort key of a visitor in a shuffle: the hex SHA-1 of
+// the seed followed by the visitor id. Stores sort by it, ascending, so the
+// order can be recomputed from the seed and the ids alone.
+func ShuffleOrder(seed, visitor string) string {
+	sum := sha1.Sum([]byte(seed + visitor))
+	return hex.EncodeToString(sum[:])
 }

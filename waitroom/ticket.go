@@ -96,7 +96,9 @@ func NewTickets(c Cookie, keys []KeyPair) (*Tickets, error) {
 			// Not gob (a type registry, and four times the cost of JSON):
 			// a binary form that also reads the JSON of older tickets.
 			sc.SetSerializer(ticketCodec{})
-			sc.MaxAge(int(c.MaxAge / time.Second))
+			// Decode checks the age itself, on the ticket's own seal, so
+			// that an expired ticket can be told from a forged one.
+			sc.MaxAge(0)
 		}
 	}
 	return &Tickets{cfg: c, codecs: codecs}, nil
@@ -121,6 +123,23 @@ func (t *Tickets) Encode(tk Ticket) (string, error) {
 	return v, nil
 }
 
+// Why a ticket that came was refused, as the metrics count it.
+const (
+	// RejectInvalid: it failed authentication or decoding (tampered,
+	// truncated, or made with keys no longer configured).
+	RejectInvalid = "invalid"
+	// RejectExpired: authentic, but sealed longer than cookie.max_age ago.
+	RejectExpired = "expired"
+	// RejectOther: authentic but unusable (another room's, another format
+	// version, a malformed visitor id).
+	RejectOther = "other"
+)
+
+var (
+	errTicketExpired  = errors.New("ticket expired")
+	errTicketUnusable = errors.New("ticket unusable")
+)
+
 // Decode returns the ticket a value holds for room. Any error means "no
 // ticket": tampered, expired, of another room, of another format, or made
 // with keys no longer configured.
@@ -134,15 +153,28 @@ func (t *Tickets) Decode(room, value string) (Ticket, error) {
 	}
 	switch {
 	case tk.Version != ticketVersion:
-		return Ticket{}, fmt.Errorf("decoding ticket: version %d, want %d", tk.Version, ticketVersion)
+		return Ticket{}, fmt.Errorf("decoding ticket: version %d, want %d: %w", tk.Version, ticketVersion, errTicketUnusable)
 	case tk.Room != room:
-		return Ticket{}, errors.New("decoding ticket: ticket of another room")
+		return Ticket{}, fmt.Errorf("decoding ticket: ticket of another room: %w", errTicketUnusable)
 	case !validVisitorID(tk.Visitor):
-		return Ticket{}, errors.New("decoding ticket: malformed visitor id")
+		return Ticket{}, fmt.Errorf("decoding ticket: malformed visitor id: %w", errTicketUnusable)
 	case tk.Number < 0:
-		return Ticket{}, errors.New("decoding ticket: negative ticket number")
+		return Ticket{}, fmt.Errorf("decoding ticket: negative ticket number: %w", errTicketUnusable)
+	case t.cfg.MaxAge > 0 && time.Now().Unix()-tk.Sealed > int64(t.cfg.MaxAge/time.Second):
+		return Ticket{}, fmt.Errorf("decoding ticket: sealed more than %v ago: %w", t.cfg.MaxAge, errTicketExpired)
 	}
 	return tk, nil
+}
+
+// rejection names why a value did not decode, for Presented.Rejection.
+func rejection(err error) string {
+	switch {
+	case errors.Is(err, errTicketExpired):
+		return RejectExpired
+	case errors.Is(err, errTicketUnusable):
+		return RejectOther
+	}
+	return RejectInvalid
 }
 
 // Presented is what a request brought for a room.
@@ -156,7 +188,10 @@ type Presented struct {
 	Cookie bool
 	// Refused is true when a value was sent but did not decode: tampered,
 	// expired, of another room, or made with keys no longer configured.
-	Refused bool
+	// Rejection says why (RejectInvalid, RejectExpired, RejectOther), for
+	// the last value refused.
+	Refused   bool
+	Rejection string
 }
 
 // Read finds the room's ticket in the Waitroom-Token header, or else in the
@@ -165,17 +200,19 @@ type Presented struct {
 func (t *Tickets) Read(r *http.Request, room string) Presented {
 	var p Presented
 	if v := r.Header.Get(TokenHeader); v != "" {
-		if tk, err := t.Decode(room, v); err == nil {
+		tk, err := t.Decode(room, v)
+		if err == nil {
 			return Presented{Ticket: tk, Raw: v, Valid: true}
 		}
-		p.Refused = true
+		p.Refused, p.Rejection = true, rejection(err)
 	}
 	for _, c := range r.CookiesNamed(t.CookieName(room)) {
 		p.Cookie = true
-		if tk, err := t.Decode(room, c.Value); err == nil {
+		tk, err := t.Decode(room, c.Value)
+		if err == nil {
 			return Presented{Ticket: tk, Raw: c.Value, Valid: true, Cookie: true}
 		}
-		p.Refused = true
+		p.Refused, p.Rejection = true, rejection(err)
 	}
 	return p
 }

@@ -23,8 +23,9 @@ type AdminOptions struct {
 	// Token is the bearer token; empty leaves the API open, which the
 	// application allows only on a loopback address.
 	Token string
-	// Gate returns the gate in service now (a reload replaces it).
-	Gate func() *waitroom.Gate
+	// Rooms are the rooms in service: every read and every change of the
+	// API goes through them.
+	Rooms *waitroom.Rooms
 	// Pages renders the dashboard.
 	Pages *Pages
 	// Metrics serves /metrics; nil answers 404.
@@ -145,14 +146,15 @@ func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 	plain(w, http.StatusOK, "ready")
 }
 
-// room finds the path's room in the gate in service, answering 404 itself.
-func (a *admin) room(w http.ResponseWriter, r *http.Request) (*waitroom.Gate, string, bool) {
-	g, name := a.Gate(), r.PathValue("room")
-	if _, ok := g.Info(name); !ok {
+// room finds the path's room among the rooms in service, answering 404
+// itself.
+func (a *admin) room(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name := r.PathValue("room")
+	if _, ok := a.Rooms.Info(name); !ok {
 		apiError(w, http.StatusNotFound, "unknown room "+quote(name))
-		return nil, "", false
+		return "", false
 	}
-	return g, name, true
+	return name, true
 }
 
 // decode reads a JSON body strictly: unknown fields and trailing data are

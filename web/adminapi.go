@@ -68,8 +68,8 @@ type TotalsView struct {
 	Abandoned int64 `json:"abandoned"`
 }
 
-func (a *admin) view(g *waitroom.Gate, name string) RoomView {
-	info, _ := g.Info(name)
+func (a *admin) view(name string) RoomView {
+	info, _ := a.Rooms.Info(name)
 	eff, st := info.Effective, info.Stats
 	v := RoomView{
 		Name: name, Title: info.Room.Title, Mode: eff.Mode, Message: info.Message,
@@ -77,7 +77,7 @@ func (a *admin) view(g *waitroom.Gate, name string) RoomView {
 		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
 		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,
 		Totals:  TotalsView{st.Joined, st.AdmittedTotal, st.Released, st.Expired, st.Abandoned},
-		StoreUp: !g.StoreDown(),
+		StoreUp: !a.Rooms.StoreDown(),
 	}
 	if o := eff.Override; !o.IsZero() {
 		ov := &OverrideView{MaxActive: o.MaxActive, Mode: o.Mode, Changed: o.Changed}
@@ -104,26 +104,25 @@ func (a *admin) view(g *waitroom.Gate, name string) RoomView {
 }
 
 func (a *admin) listRooms(w http.ResponseWriter, r *http.Request) {
-	g := a.Gate()
 	rooms := make([]RoomView, 0)
-	for _, name := range g.Rooms() {
-		rooms = append(rooms, a.view(g, name))
+	for _, name := range a.Rooms.Names() {
+		rooms = append(rooms, a.view(name))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
 }
 
 func (a *admin) getRoom(w http.ResponseWriter, r *http.Request) {
-	if g, name, ok := a.room(w, r); ok {
-		writeJSON(w, http.StatusOK, a.view(g, name))
+	if name, ok := a.room(w, r); ok {
+		writeJSON(w, http.StatusOK, a.view(name))
 	}
 }
 
 func (a *admin) history(w http.ResponseWriter, r *http.Request) {
-	g, name, ok := a.room(w, r)
+	name, ok := a.room(w, r)
 	if !ok {
 		return
 	}
-	points, _ := g.History(name)
+	points, _ := a.Rooms.History(name)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"room": name, "step_seconds": int(waitroom.HistoryStep / time.Second), "points": points,
 	})
@@ -178,7 +177,7 @@ func (p patch) override() (waitroom.Override, error) {
 }
 
 func (a *admin) patchRoom(w http.ResponseWriter, r *http.Request) {
-	g, name, ok := a.room(w, r)
+	name, ok := a.room(w, r)
 	var p patch
 	if !ok || !decode(w, r, &p) {
 		return
@@ -188,39 +187,35 @@ func (a *admin) patchRoom(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if err := g.Store().SetOverride(r.Context(), name, o); err != nil {
+	if err := a.Rooms.SetOverride(r.Context(), name, o); err != nil {
 		a.storeFailed(w, "setting an override", err)
 		return
 	}
-	a.changed(w, r, g, name, "override set", p)
+	a.changed(w, name, "override set", p)
 }
 
 func (a *admin) clearOverride(w http.ResponseWriter, r *http.Request) {
-	g, name, ok := a.room(w, r)
+	name, ok := a.room(w, r)
 	if !ok {
 		return
 	}
-	if err := g.Store().ClearOverride(r.Context(), name); err != nil {
+	if err := a.Rooms.ClearOverride(r.Context(), name); err != nil {
 		a.storeFailed(w, "clearing an override", err)
 		return
 	}
-	a.changed(w, r, g, name, "override cleared", nil)
+	a.changed(w, name, "override cleared", nil)
 }
 
-// changed applies a change on this instance at once (the others pick it up
-// at their next tick), logs it and answers with the room.
-func (a *admin) changed(w http.ResponseWriter, r *http.Request, g *waitroom.Gate, name, what string, detail any) {
-	if err := g.Refresh(r.Context(), name); err != nil {
-		a.storeFailed(w, "refreshing after a change", err)
-		return
-	}
+// changed logs a change, which Rooms already shows on this instance (the
+// others pick it up at their next tick), and answers with the room.
+func (a *admin) changed(w http.ResponseWriter, name, what string, detail any) {
 	b, _ := json.Marshal(detail)
 	a.Log.Info(what, zap.String("room", name), zap.String("change", string(b)))
-	writeJSON(w, http.StatusOK, a.view(g, name))
+	writeJSON(w, http.StatusOK, a.view(name))
 }
 
 func (a *admin) admitNow(w http.ResponseWriter, r *http.Request) {
-	g, name, ok := a.room(w, r)
+	name, ok := a.room(w, r)
 	var body struct {
 		Count *int `json:"count"`
 	}
@@ -231,7 +226,7 @@ func (a *admin) admitNow(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "count: must be from 1 to 100000")
 		return
 	}
-	res, err := g.AdmitNow(r.Context(), name, *body.Count)
+	res, err := a.Rooms.AdmitNow(r.Context(), name, *body.Count)
 	if errors.Is(err, waitroom.ErrRoomClosed) {
 		apiError(w, http.StatusConflict, "mode: the room is closed (reject); set mode to fifo first")
 		return
@@ -241,12 +236,11 @@ func (a *admin) admitNow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.Log.Info("admitted by the admin API", zap.String("room", name), zap.Int("asked", *body.Count), zap.Int("admitted", res.Admitted))
-	_ = g.Refresh(r.Context(), name)
-	writeJSON(w, http.StatusOK, map[string]any{"asked": *body.Count, "admitted": res.Admitted, "abandoned": res.Abandoned, "room": a.view(g, name)})
+	writeJSON(w, http.StatusOK, map[string]any{"asked": *body.Count, "admitted": res.Admitted, "abandoned": res.Abandoned, "room": a.view(name)})
 }
 
 func (a *admin) release(w http.ResponseWriter, r *http.Request) {
-	g, name, ok := a.room(w, r)
+	name, ok := a.room(w, r)
 	var body struct {
 		Visitor string `json:"visitor"`
 	}
@@ -257,7 +251,7 @@ func (a *admin) release(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "visitor: must be a visitor id (the Waitroom-Visitor header the site received)")
 		return
 	}
-	err := g.Release(r.Context(), name, body.Visitor, "admin")
+	err := a.Rooms.Release(r.Context(), name, body.Visitor, "admin")
 	switch {
 	case errors.Is(err, waitroom.ErrNotFound):
 		apiError(w, http.StatusNotFound, "visitor: no session or place in "+quote(name))
@@ -267,8 +261,8 @@ func (a *admin) release(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.Log.Info("released by the admin API", zap.String("room", name), zap.String("visitor", body.Visitor))
-	_ = g.Refresh(r.Context(), name)
-	writeJSON(w, http.StatusOK, map[string]any{"released": body.Visitor, "room": a.view(g, name)})
+	_ = a.Rooms.Refresh(r.Context(), name)
+	writeJSON(w, http.StatusOK, map[string]any{"released": body.Visitor, "room": a.view(name)})
 }
 
 // jsonProblem words a decoding error by the field it concerns.

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"errors"
+	"crypto/sha256"
 	"fmt"
 	"html/template"
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // DefaultTitle is the room title used when none is configured. A Korean page
@@ -61,67 +61,64 @@ func DefaultPage() PageConfig {
 
 // Page is a validated PageConfig, ready to fill a Waiting.
 type Page struct {
-	custom     *template.Template
-	Message    string
-	Title      string
-	Locale     string
-	Refresh    time.Duration
-	RefreshMax time.Duration
-}
-
-// Validate reports every problem of the page config, each as "key: rule, got
-// value" with keys relative to the page section.
-func (c PageConfig) Validate() error {
-	_, err := c.Build()
-	return err
+	custom      *template.Template
+	templateSum [sha256.Size]byte // of the custom template's source
+	Message     string
+	Title       string
+	Locale      string
+	Refresh     time.Duration
+	RefreshMax  time.Duration
 }
 
 // Build parses and checks the config; the error lists every problem.
 func (c PageConfig) Build() (Page, error) {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
+	var pr conf.Problems
 	p := Page{Title: c.Title, Locale: c.Locale}
 	switch n := utf8.RuneCountInString(c.Title); {
 	case strings.TrimSpace(c.Title) == "":
-		bad("title", "must not be empty, got %q", c.Title)
+		pr.Add("title", "must not be empty, got %q", c.Title)
 	case n > maxTitle:
-		bad("title", "must be at most %d characters, got %d", maxTitle, n)
+		pr.Add("title", "must be at most %d characters, got %d", maxTitle, n)
 	case !utf8.ValidString(c.Title) || strings.IndexFunc(c.Title, unicode.IsControl) >= 0:
-		bad("title", "must be printable UTF-8 text, got %q", c.Title)
+		pr.Add("title", "must be printable UTF-8 text, got %q", c.Title)
 	}
 	if c.Locale != "en" && c.Locale != "ko" {
-		bad("locale", `must be "ko" or "en", got %q`, c.Locale)
+		pr.Add("locale", `must be "ko" or "en", got %q`, c.Locale)
 	}
-	d, err := waitroom.ParseDuration(c.Refresh)
+	d, err := conf.ParseDuration(c.Refresh)
 	switch {
 	case err != nil:
-		bad("refresh", "%v", err)
+		pr.Add("refresh", "%v", err)
 	case d < MinRefresh || d > MaxRefresh:
-		bad("refresh", "must be from %v to %v, got %q", MinRefresh, MaxRefresh, c.Refresh)
+		pr.Add("refresh", "must be from %v to %v, got %q", MinRefresh, MaxRefresh, c.Refresh)
 	}
 	p.Refresh = d
-	dm, err := waitroom.ParseDuration(c.RefreshMax)
+	dm, err := conf.ParseDuration(c.RefreshMax)
 	switch {
 	case err != nil:
-		bad("refresh_max", "%v", err)
+		pr.Add("refresh_max", "%v", err)
 	case dm > MaxRefresh || (p.Refresh >= MinRefresh && p.Refresh <= MaxRefresh && dm < p.Refresh):
-		bad("refresh_max", "must be from refresh (%s) to %v, got %q", c.Refresh, MaxRefresh, c.RefreshMax)
+		pr.Add("refresh_max", "must be from refresh (%s) to %v, got %q", c.Refresh, MaxRefresh, c.RefreshMax)
 	}
 	p.RefreshMax = dm
 	if err := CheckMessage(c.Message); err != nil {
-		bad("message", "%v", err)
+		pr.Add("message", "%v", err)
 	}
 	p.Message = c.Message
 	if c.Template != "" {
-		t, err := loadTemplate(c.Template)
+		t, sum, err := loadTemplate(c.Template)
 		if err != nil {
-			bad("template", "%v", err)
+			pr.Add("template", "%v", err)
 		}
-		p.custom = t
+		p.custom, p.templateSum = t, sum
 	}
-	return p, errors.Join(errs...)
+	return p, pr.Err()
+}
+
+// TemplateSum is the SHA-256 of the room's own template as it was read;
+// ok is false without one. A reload compares it to tell a changed file.
+func (p Page) TemplateSum() (sum [sha256.Size]byte, ok bool) {
+	return p.templateSum, p.custom != nil
 }
 
 // MaxMessage bounds an operator's notice, in characters.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestPageConfig_Validate(t *testing.T) {
+func TestPageConfig_Problems(t *testing.T) {
 	t.Parallel()
 	with := func(edit func(*PageConfig)) PageConfig {
 		c := DefaultPage()
@@ -44,23 +44,23 @@ func TestPageConfig_Validate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := tt.cfg.Validate()
+			_, err := tt.cfg.Build()
 			if len(tt.want) == 0 {
 				if err != nil {
-					t.Fatalf("Validate() = %v, want nil", err)
+					t.Fatalf("Build() = %v, want nil", err)
 				}
 				return
 			}
 			if err == nil {
-				t.Fatalf("Validate() = nil, want %q", tt.want)
+				t.Fatalf("Build() = nil, want %q", tt.want)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
-					t.Errorf("Validate() = %q, want it to contain %q", err, w)
+					t.Errorf("Build() = %q, want it to contain %q", err, w)
 				}
 			}
 			if n := len(strings.Split(err.Error(), "\n")); n != len(tt.want) {
-				t.Errorf("Validate() listed %d problems, want %d: %q", n, len(tt.want), err)
+				t.Errorf("Build() listed %d problems, want %d: %q", n, len(tt.want), err)
 			}
 		})
 	}

@@ -2,10 +2,13 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"html/template"
 	"os"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 // maxTemplate bounds a custom template file.
@@ -23,29 +26,31 @@ const maxTemplate = 1 << 20
 // <script type="application/json" id="wr-data">{{.Data}}</script><script>{{.JS}}</script>
 // in it, with the element ids of templates/waiting.html. The page's
 // Content-Security-Policy allows only those inline blocks.
-func loadTemplate(path string) (*template.Template, error) {
+func loadTemplate(path string) (*template.Template, [sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+		return nil, sum, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
 	if info.Size() > maxTemplate {
-		return nil, fmt.Errorf("%s is %d bytes, more than %d", path, info.Size(), maxTemplate)
+		return nil, sum, fmt.Errorf("%s is %d bytes, more than %d", path, info.Size(), maxTemplate)
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
+		return nil, sum, fmt.Errorf("cannot read %s: %w", path, unwrapPath(err))
 	}
+	sum = sha256.Sum256(src)
 	// Named by its path, so that html/template's errors say "path:line".
 	t, err := template.New(path).Parse(string(src))
 	if err != nil {
-		return nil, err
+		return nil, sum, err
 	}
-	sample := (&Pages{now: time.Now}).view("en", Waiting{Room: "sample", State: "waiting", Position: 3, Ahead: 2, Behind: 5, Waiting: 8,
+	sample := (&Pages{now: time.Now}).view("en", View{Room: "sample", State: waitroom.AnswerWaiting, Position: 3, Ahead: 2, Behind: 5, Line: 8,
 		StatusURL: "/.waitroom/status?room=sample", LeaveURL: "/.waitroom/leave?room=sample"})
 	if err := t.Execute(&bytes.Buffer{}, sample); err != nil {
-		return nil, err
+		return nil, sum, err
 	}
-	return t, nil
+	return t, sum, nil
 }
 
 func unwrapPath(err error) error {

@@ -58,7 +58,7 @@ func TestCustomTemplate_RendersItsVariables(t *testing.T) {
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/events/1", nil)
 	rs.Waiting(w, r, waitroom.Answer{Room: "concert", State: "waiting", Message: "<i>soon</i>",
-		Decision: waitroom.Decision{State: waitroom.StateWaiting, Position: 7, Waiting: 9}})
+		Decision: waitroom.Decision{State: waitroom.StateWaiting, Position: 7, Line: 9}})
 	body := w.Body.String()
 	for _, want := range []string{`class="ours"`, "Concert — you are number 7, 6 people ahead", "&lt;i&gt;soon&lt;/i&gt;", `"position":7`} {
 		if !strings.Contains(body, want) {

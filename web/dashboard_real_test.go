@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
@@ -22,7 +21,7 @@ import (
 func TestDashboard_RealAPI(t *testing.T) {
 	chromium := browsertest.Chromium(t)
 	const token = "real-admin-token-0123456789"
-	gate, store := realGate(t)
+	rooms, store := realRooms(t)
 	ctxb := context.Background()
 	lim := waitroom.Limits{MaxActive: 3, SessionTTL: time.Hour, AbandonAfter: time.Hour}
 	for range 7 { // three go in, four wait
@@ -30,10 +29,10 @@ func TestDashboard_RealAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := gate.Refresh(ctxb, "concert"); err != nil {
+	if err := rooms.Refresh(ctxb, "concert"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewAdmin(AdminOptions{Token: token, Gate: func() *waitroom.Gate { return gate }, Pages: newPages(t)}))
+	srv := httptest.NewServer(NewAdmin(AdminOptions{Token: token, Rooms: rooms, Pages: newPages(t)}))
 	defer srv.Close()
 
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/admin/api/rooms", nil)
@@ -78,15 +77,12 @@ func TestDashboard_RealAPI(t *testing.T) {
 	problems.check(t)
 }
 
-func realGate(t *testing.T) (*waitroom.Gate, waitroom.Store) {
+func realRooms(t *testing.T) (*waitroom.Rooms, waitroom.Store) {
 	store := memstore.New()
 	t.Cleanup(func() { _ = store.Close() })
-	tickets, err := waitroom.NewTickets(waitroom.Cookie{Name: "waitroom", MaxAge: time.Hour}, []waitroom.KeyPair{waitroom.GenerateKeyPair()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	room := waitroom.Room{Name: "concert", Tick: time.Second, Mode: waitroom.ModeFIFO,
 		Limits: waitroom.Limits{MaxActive: 3, SessionTTL: time.Hour, AbandonAfter: time.Hour}}
-	resp := NewResponder(newPages(t), map[string]Page{"concert": {Title: "Concert", Locale: "en"}})
-	return waitroom.NewGate(store, tickets, resp, []waitroom.Room{room}, waitroom.OnErrorClosed, zap.NewNop()), store
+	rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store})
+	rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
+	return rooms, store
 }

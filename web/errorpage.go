@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 // problem is the wording of one error status. code is the stable
@@ -66,12 +68,12 @@ type errorView struct {
 
 // errorJSON is the body of an error for clients that asked for JSON.
 type errorJSON struct {
-	Status     int    `json:"status"`
-	Error      string `json:"error"`
-	Message    string `json:"message"`
-	Room       string `json:"room,omitempty"`
-	State      string `json:"state,omitempty"`
-	RetryAfter int64  `json:"retry_after,omitempty"`
+	Status     int                  `json:"status"`
+	Error      string               `json:"error"`
+	Message    string               `json:"message"`
+	Room       string               `json:"room,omitempty"`
+	State      waitroom.AnswerState `json:"state,omitempty"`
+	RetryAfter int64                `json:"retry_after,omitempty"`
 }
 
 // Error sends the branded page for an error status (400, 404, 413, 431, 500,
@@ -121,7 +123,7 @@ func (p *Pages) problem(w http.ResponseWriter, r *http.Request, status int, pr p
 	if WantsJSON(r) {
 		body := errorJSON{Status: status, Error: pr.code, Message: words[1], Room: room, RetryAfter: retry}
 		if pr.code == notForwarded.code {
-			body.State = "waiting"
+			body.State = waitroom.AnswerWaiting
 		}
 		p.json(w, r, status, body)
 		return

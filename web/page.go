@@ -9,23 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
-// Waiting is what one answer to a waiting visitor says, as HTML or as JSON.
+// View is what one answer to a waiting visitor says, as HTML or as JSON.
 // The caller fills it from the store's decision and the room's Page.
-type Waiting struct {
+type View struct {
 	Room   string
 	Title  string // room title; empty or DefaultTitle shows the localized default
 	Locale string // the room's language; the visitor's Accept-Language may override it
 
-	// State is "waiting", "admitted", "hold" (store unreachable, retrying),
-	// "paused", "closed" or "prequeue"; the page words each one.
-	State string
+	// State is where the visitor stands; the page words each one.
+	State waitroom.AnswerState
 
 	Position int64 // 1 = next; 0 = unknown, and the page then hides the line
 	Ahead    int64
 	Behind   int64
-	Waiting  int64 // everyone in the line
+	Line     int64 // everyone in the line
 	// Ticket is the visitor's ticket number while in line: numbers only
 	// grow, so two clients can tell who came first. 0 when unknown.
 	Ticket int64
@@ -50,29 +51,29 @@ type Waiting struct {
 	StatusCode int // 200 (default), 202 or 429
 }
 
-// Status is the JSON body of a waiting answer and of the status endpoint.
-type Status struct {
-	Room         string  `json:"room"`
-	State        string  `json:"state"`
-	Position     int64   `json:"position"`
-	Ahead        int64   `json:"ahead"`
-	Behind       int64   `json:"behind"`
-	Waiting      int64   `json:"waiting"`
-	Ticket       int64   `json:"ticket,omitempty"`
-	ETASeconds   *int64  `json:"eta_seconds,omitempty"`
-	ETAMaxSecs   *int64  `json:"eta_max_seconds,omitempty"`
-	Progress     float64 `json:"progress"`
-	RefreshAfter int64   `json:"refresh_after"`
-	Token        string  `json:"token,omitempty"`
-	Next         string  `json:"next,omitempty"`
-	Message      string  `json:"message,omitempty"`
+// StatusBody is the JSON body of a waiting answer and of the status endpoint.
+type StatusBody struct {
+	Room         string               `json:"room"`
+	State        waitroom.AnswerState `json:"state"`
+	Position     int64                `json:"position"`
+	Ahead        int64                `json:"ahead"`
+	Behind       int64                `json:"behind"`
+	Waiting      int64                `json:"waiting"`
+	Ticket       int64                `json:"ticket,omitempty"`
+	ETASeconds   *int64               `json:"eta_seconds,omitempty"`
+	ETAMaxSecs   *int64               `json:"eta_max_seconds,omitempty"`
+	Progress     float64              `json:"progress"`
+	RefreshAfter int64                `json:"refresh_after"`
+	Token        string               `json:"token,omitempty"`
+	Next         string               `json:"next,omitempty"`
+	Message      string               `json:"message,omitempty"`
 }
 
 const defaultRefresh = 5 * time.Second
 
 // Waiting answers a waiting visitor: JSON when the Accept header prefers it,
 // otherwise the HTML waiting room in the visitor's language.
-func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
+func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v View) {
 	status := v.StatusCode
 	if status != http.StatusAccepted && status != http.StatusTooManyRequests {
 		status = http.StatusOK
@@ -84,7 +85,7 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
 	}
 	if WantsJSON(r) {
 		h.Set("Retry-After", strconv.FormatInt(refreshSeconds(v.Refresh), 10))
-		p.json(w, r, status, v.Status())
+		p.json(w, r, status, v.Body())
 		return
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), v.Locale)
@@ -92,22 +93,22 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v Waiting) {
 }
 
 // JSON sends v as the status endpoint's answer.
-func (p *Pages) JSON(w http.ResponseWriter, status int, v Waiting) {
+func (p *Pages) JSON(w http.ResponseWriter, status int, v View) {
 	if status < 200 || status > 599 {
 		status = http.StatusOK
 	}
-	p.json(w, nil, status, v.Status())
+	p.json(w, nil, status, v.Body())
 }
 
-// Status is v as JSON clients and the page's script see it.
-func (v Waiting) Status() Status {
-	s := Status{
+// Body is v as JSON clients and the page's script see it.
+func (v View) Body() StatusBody {
+	s := StatusBody{
 		Room:         v.Room,
 		State:        v.State,
 		Position:     max(v.Position, 0),
 		Ahead:        max(v.Ahead, 0),
 		Behind:       max(v.Behind, 0),
-		Waiting:      max(v.Waiting, 0),
+		Waiting:      max(v.Line, 0),
 		Ticket:       max(v.Ticket, 0),
 		Progress:     math.Round(progress(v.Progress)*1000) / 1000,
 		RefreshAfter: refreshSeconds(v.Refresh),
@@ -122,7 +123,7 @@ func (v Waiting) Status() Status {
 			s.ETAMaxSecs = &m
 		}
 	}
-	if v.State == "admitted" {
+	if v.State == waitroom.AnswerAdmitted {
 		s.Next = localURL(v.ReturnTo)
 	}
 	return s
@@ -196,10 +197,10 @@ func clientJSON(d clientData) template.JS {
 	return template.JS(out)
 }
 
-func (p *Pages) view(lang string, v Waiting) waitingView {
-	state := v.State
+func (p *Pages) view(lang string, v View) waitingView {
+	state := string(v.State)
 	if messages["en"][state+"_heading"] == "" {
-		state = "waiting" // a state this build has no words for
+		state = string(waitroom.AnswerWaiting) // a state this build has no words for
 	}
 	title := v.Title
 	if strings.TrimSpace(title) == "" || title == DefaultTitle {
@@ -214,7 +215,7 @@ func (p *Pages) view(lang string, v Waiting) waitingView {
 		Position: group(v.Position),
 		Ahead:    count(lang, "ahead", v.Ahead),
 		Behind:   count(lang, "behind", v.Behind),
-		Total:    count(lang, "waiting", v.Waiting),
+		Total:    count(lang, "waiting", v.Line),
 		ETA:      etaRangeText(lang, v.ETA, v.ETAMax, v.ETAKnown),
 		Percent:  pct, PercentText: strings.ReplaceAll(text(lang, "progress_text"), "{n}", strconv.Itoa(pct)),
 		Updated: clock(lang, now), UpdatedISO: now.UTC().Format(time.RFC3339),
@@ -234,8 +235,8 @@ func (p *Pages) view(lang string, v Waiting) waitingView {
 // back to the server to leave, and to the status URL to poll. Each must stay
 // on this site, since each becomes a navigation or a request with cookies: an
 // off-site ReturnTo becomes "/", an off-site leave or status URL is dropped.
-func (vw *waitingView) navigation(v Waiting) {
-	if vw.State == "admitted" {
+func (vw *waitingView) navigation(v View) {
+	if vw.State == string(waitroom.AnswerAdmitted) {
 		vw.Next = localURL(v.ReturnTo)
 		vw.MetaRefresh = "0;url=" + vw.Next
 	} else if localURL(v.LeaveURL) == v.LeaveURL {
@@ -253,7 +254,7 @@ func (vw *waitingView) navigation(v Waiting) {
 
 // showLine: a position is worth showing only while there is a line to be in.
 func showLine(state string, position int64) bool {
-	return position > 0 && state != "admitted" && state != "closed"
+	return position > 0 && state != string(waitroom.AnswerAdmitted) && state != string(waitroom.AnswerClosed)
 }
 
 func progress(f float64) float64 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 // newPages returns Pages with a clock fixed at 2025-03-01 05:04:03 UTC.
@@ -24,10 +26,10 @@ func newPages(tb testing.TB) *Pages {
 }
 
 // sample is a visitor well down a busy line.
-func sample() Waiting {
-	return Waiting{
+func sample() View {
+	return View{
 		Room: "concert", Title: "Concert tickets", Locale: "en", State: "waiting",
-		Position: 1234, Ahead: 1233, Behind: 820, Waiting: 2054, Ticket: 98765,
+		Position: 1234, Ahead: 1233, Behind: 820, Line: 2054, Ticket: 98765,
 		ETA: 11*time.Minute + 20*time.Second, ETAKnown: true, Progress: 0.42,
 		Refresh:   7 * time.Second,
 		ReturnTo:  "/events/1",
@@ -38,7 +40,7 @@ func sample() Waiting {
 }
 
 // get runs Pages.Waiting for a request with the given headers.
-func get(tb testing.TB, p *Pages, v Waiting, header ...string) *httptest.ResponseRecorder {
+func get(tb testing.TB, p *Pages, v View, header ...string) *httptest.ResponseRecorder {
 	tb.Helper()
 	r := httptest.NewRequest("GET", "/events/1", nil)
 	for i := 0; i+1 < len(header); i += 2 {
@@ -166,7 +168,7 @@ func TestWaiting_JSON(t *testing.T) {
 	offsite.ReturnTo = "//evil.example/"
 	tests := []struct {
 		name string
-		v    Waiting
+		v    View
 		want string
 	}{
 		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123"}`},
@@ -246,7 +248,7 @@ func TestWaiting_States(t *testing.T) {
 		t.Run(tt.state+"/"+tt.lang, func(t *testing.T) {
 			t.Parallel()
 			v := sample()
-			v.State = tt.state
+			v.State = waitroom.AnswerState(tt.state)
 			body := get(t, p, v, "Accept-Language", tt.lang).Body.String()
 			for _, s := range tt.want {
 				if !strings.Contains(body, s) {

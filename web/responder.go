@@ -32,27 +32,27 @@ func NewResponder(pages *Pages, rooms map[string]Page) *Responder {
 
 // Waiting answers a visitor in line (or asked to hold).
 func (rs *Responder) Waiting(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
-	w.Header().Set(waitroom.StateHeader, a.State)
+	w.Header().Set(waitroom.StateHeader, string(a.State))
 	rs.Pages.Waiting(w, r, rs.waiting(a))
 }
 
 // Status answers /.waitroom/status with JSON. A "hold" is 200 too: the
 // state says what happened, and a client keeps polling either way.
 func (rs *Responder) Status(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
-	w.Header().Set(waitroom.StateHeader, a.State)
+	w.Header().Set(waitroom.StateHeader, string(a.State))
 	rs.Pages.JSON(w, http.StatusOK, rs.waiting(a))
 }
 
 // NotForwarded refuses a waiting visitor's write request.
 func (rs *Responder) NotForwarded(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
-	w.Header().Set(waitroom.StateHeader, a.State)
+	w.Header().Set(waitroom.StateHeader, string(a.State))
 	rs.Pages.NotForwarded(w, r, a.Room, a.Refresh)
 }
 
 // Left confirms that the visitor left the line.
 func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
 	if WantsJSON(r) {
-		rs.Pages.json(w, r, http.StatusOK, map[string]string{"room": a.Room, "state": "left"})
+		rs.Pages.json(w, r, http.StatusOK, map[string]string{"room": a.Room, "state": string(waitroom.AnswerLeft)})
 		return
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), rs.rooms[a.Room].Locale)
@@ -66,16 +66,16 @@ func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Ans
 	rs.Pages.html(w, r, http.StatusOK, rs.cspError, "error.html", v)
 }
 
-func (rs *Responder) waiting(a waitroom.Answer) Waiting {
+func (rs *Responder) waiting(a waitroom.Answer) View {
 	page := rs.rooms[a.Room]
 	d := a.Decision
 	q := url.Values{"room": {a.Room}}
 	if a.ReturnTo != "" {
 		q.Set("return_to", a.ReturnTo)
 	}
-	return Waiting{
+	return View{
 		Room: a.Room, Title: page.Title, Locale: page.Locale, State: a.State,
-		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Waiting: d.Waiting, Ticket: d.Ticket,
+		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Line: d.Line, Ticket: d.Ticket,
 		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
 		ReturnTo:  a.ReturnTo,
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),

@@ -22,18 +22,19 @@ import (
 	"github.com/waitroom/waitroom/web"
 )
 
-// App is one gateway: the visitor and admin listeners, the rooms'
-// admitters, and the store they share. What a configuration builds lives in
-// a runtime that a reload swaps whole.
+// App is one gateway: the visitor and admin listeners, the store, and the
+// rooms that run on it (their live state and admitters, which outlive
+// reloads). What a configuration builds for the request path lives in a
+// generation that a reload swaps whole.
 type App struct {
 	log      *zap.Logger
 	store    waitroom.Store
 	metrics  *metrics.Metrics
-	rt       atomic.Pointer[runtime]
-	swapped  chan struct{} // a reload swapped the runtime: restart the admitters
-	path     string        // the file to reload from; "" for none
-	watch    bool          // reload when the file changes, too
-	loaded   []byte        // the file as last loaded, so an unchanged file is a no-op
+	rooms    *waitroom.Rooms
+	gen      atomic.Pointer[generation]
+	path     string // the file to reload from; "" for none
+	watch    bool   // reload when the file changes, too
+	loaded   []byte // the file as last loaded, so an unchanged file is a no-op
 	reloadMu sync.Mutex
 
 	server, admin     *http.Server
@@ -44,29 +45,31 @@ type App struct {
 	keys     waitroom.KeyPair
 }
 
-// NewApp wires a validated configuration into a gateway and opens its
-// listeners, so their addresses are known before Run.
-func NewApp(cfg *Config, log *zap.Logger) (a *App, err error) {
-	a = &App{log: log, metrics: metrics.New(), swapped: make(chan struct{}, 1), shutdown: mustDuration(cfg.Server.ShutdownTimeout)}
+// NewApp wires loaded settings into a gateway and opens its listeners, so
+// their addresses are known before Run.
+func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
+	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown}
 	store, err := openStore(cfg.Store, log)
 	if err != nil {
 		return nil, err
 	}
 	a.store = metrics.Store(store, a.metrics)
+	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms")})
 	defer func() {
 		if err != nil {
 			_ = a.Close()
 		}
 	}()
-	rt, err := a.build(cfg)
+	gen, err := a.build(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a.rt.Store(rt)
+	a.rooms.Apply(cfg.roomsConfig())
+	a.gen.Store(gen)
 	a.server = &http.Server{
-		Handler:           chain(&frontDoor{app: a}, recoverer(log, rt.pages)),
-		ReadHeaderTimeout: mustDuration(cfg.Server.ReadHeaderTimeout),
-		IdleTimeout:       mustDuration(cfg.Server.IdleTimeout),
+		Handler:           chain(&frontDoor{app: a}, recoverer(log, gen.pages)),
+		ReadHeaderTimeout: cfg.server.readHeader,
+		IdleTimeout:       cfg.server.idle,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          stdLog(log.Named("http")),
 	}
@@ -78,8 +81,8 @@ func NewApp(cfg *Config, log *zap.Logger) (a *App, err error) {
 	}
 	a.admin = &http.Server{
 		Handler: web.NewAdmin(web.AdminOptions{
-			Token: cfg.Admin.Token, Gate: func() *waitroom.Gate { return a.rt.Load().gate },
-			Pages: rt.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"),
+			Token: cfg.Admin.Token, Rooms: a.rooms,
+			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"),
 		}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: stdLog(log.Named("admin")),
@@ -118,14 +121,14 @@ func (a *App) randomKeys() waitroom.KeyPair {
 
 // ready is /readyz: a configuration is in service and the store answers.
 func (a *App) ready(ctx context.Context) error {
-	if a.rt.Load() == nil {
+	if a.gen.Load() == nil {
 		return errors.New("no configuration loaded")
 	}
 	return a.store.Ping(ctx)
 }
 
-// current is the runtime in service.
-func (a *App) current() *runtime { return a.rt.Load() }
+// current is the generation in service.
+func (a *App) current() *generation { return a.gen.Load() }
 
 // stdLog routes net/http's own complaints (TLS handshakes, bad requests) to
 // zap at warn.
@@ -157,7 +160,7 @@ func (a *App) Run(ctx context.Context) error {
 	hup, stop := hangups()
 	defer stop()
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { a.runAdmitters(gctx); return nil })
+	g.Go(func() error { return a.rooms.Run(gctx) })
 	g.Go(func() error { a.watchSignals(gctx, hup); return nil })
 	if a.watch {
 		g.Go(func() error { a.watchFile(gctx); return nil })
@@ -190,35 +193,6 @@ func (a *App) drain(ctx, gctx context.Context, srv *http.Server, what string) er
 		return fmt.Errorf("draining %s: %w", what, err)
 	}
 	return nil
-}
-
-// runAdmitters runs the admitters of the runtime in service, and restarts
-// them on the new one after every reload.
-func (a *App) runAdmitters(ctx context.Context) {
-	for {
-		rctx, cancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		gate := a.current().gate
-		for _, ad := range gate.Admitters() {
-			wg.Go(func() { _ = ad.Run(rctx) })
-		}
-		select {
-		case <-ctx.Done():
-		case <-a.swapped:
-		}
-		cancel()
-		wg.Wait()
-		if ctx.Err() != nil {
-			return
-		}
-		// Only now that their admitters stopped may removed rooms' series go.
-		kept := a.current().gate
-		for _, name := range gate.Rooms() {
-			if _, ok := kept.Info(name); !ok {
-				a.metrics.ForgetRoom(name)
-			}
-		}
-	}
 }
 
 // Close releases the listeners and the store. Run must have returned.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
@@ -58,8 +59,13 @@ func bareProxy(b *testing.B, upstream string) string {
 	srv := httptest.NewUnstartedServer(rp)
 	// The gateway's server settings, so the pair differs by the gate only.
 	def := DefaultConfig().Server
-	srv.Config.ReadHeaderTimeout = mustDuration(def.ReadHeaderTimeout)
-	srv.Config.IdleTimeout = mustDuration(def.IdleTimeout)
+	var p conf.Problems
+	built, _ := def.build(&p)
+	if p.Len() > 0 {
+		b.Fatal(p.Err())
+	}
+	srv.Config.ReadHeaderTimeout = built.readHeader
+	srv.Config.IdleTimeout = built.idle
 	srv.Config.MaxHeaderBytes = def.MaxHeaderBytes
 	srv.Start()
 	b.Cleanup(srv.Close)

@@ -77,7 +77,7 @@ func TestCheck_RedactsSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := writeRedacted(&out, cfg); err != nil {
+	if err := writeRedacted(&out, cfg.Config); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()

@@ -12,10 +12,10 @@ import (
 	"github.com/waitroom/waitroom/web"
 )
 
-// frontDoor is the visitor listener's handler: clean the path, serve
-// waitroom's own endpoints, route, then bypass, proxy or queue. It takes
-// the runtime in service once per request, so a reload never changes the
-// rules under a request.
+// frontDoor is the visitor listener's handler, where every request enters:
+// clean the path, serve waitroom's own endpoints, route, then bypass,
+// proxy or queue. It takes the generation in service once per request, so a
+// reload never changes the rules under a request.
 type frontDoor struct{ app *App }
 
 func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -35,13 +35,13 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.endpoint(w, r, clean)
 		return
 	}
-	route, ok := f.router.Match(r.Host, clean)
+	route, ok := f.cfg.router.Match(r.Host, clean)
 	if !ok {
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
 	}
 	up := f.upstreams[route.Upstream]
-	if route.Room == "" || f.bypass.Match(r, clean) {
+	if route.Room == "" || f.cfg.bypass.Match(r, clean) {
 		fd.app.metrics.Request(route.Room, "bypass")
 		up.ServeHTTP(w, r)
 		return
@@ -49,7 +49,7 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.gate.Serve(w, r, route.Room, up)
 }
 
-func (f *runtime) endpoint(w http.ResponseWriter, r *http.Request, clean string) {
+func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean string) {
 	switch clean {
 	case waitroom.StatusPath:
 		f.gate.Status(w, r)

@@ -40,9 +40,9 @@ func (e *ConfigError) Error() string {
 }
 
 // loadConfig reads a YAML file, expands ${ENV} references, applies defaults
-// and WAITROOM_* overrides, and validates the result. Any problem, the file's
-// own included, comes back as a *ConfigError.
-func loadConfig(path string) (*Config, error) {
+// and WAITROOM_* overrides, and builds the result (build.go). Any problem,
+// the file's own included, comes back as a *ConfigError.
+func loadConfig(path string) (*Settings, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &ConfigError{File: path, Problems: []string{fmt.Sprintf("cannot read the file: %v", errors.Unwrap(err))}}
@@ -51,8 +51,8 @@ func loadConfig(path string) (*Config, error) {
 }
 
 // parseConfig is loadConfig on bytes already read; name labels the problems.
-func parseConfig(name string, raw []byte) (*Config, error) {
-	fail := func(problems ...string) (*Config, error) {
+func parseConfig(name string, raw []byte) (*Settings, error) {
+	fail := func(problems ...string) (*Settings, error) {
 		return nil, &ConfigError{File: name, Problems: problems}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
@@ -95,14 +95,18 @@ func parseConfig(name string, raw []byte) (*Config, error) {
 	for _, k := range md.Unused {
 		problems = append(problems, keyPath(k)+": unknown key")
 	}
+	var s *Settings
 	if err == nil {
-		problems = append(problems, cfg.Validate()...)
+		var more []string
+		s, more = build(cfg)
+		problems = append(problems, more...)
 	}
 	if len(problems) > 0 {
 		sortProblems(problems)
 		return fail(problems...)
 	}
-	return cfg, nil
+	s.file = raw
+	return s, nil
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

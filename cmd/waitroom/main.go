@@ -123,7 +123,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: configuration OK\n\n", path)
-	return writeRedacted(stdout, cfg)
+	return writeRedacted(stdout, cfg.Config)
 }
 
 func buildVersion() string {

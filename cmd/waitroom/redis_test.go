@@ -206,7 +206,7 @@ func TestRedis_StoppedMidRun(t *testing.T) {
 	}
 }
 
-func mustParse(t testing.TB, yaml string) *Config {
+func mustParse(t testing.TB, yaml string) *Settings {
 	t.Helper()
 	cfg, err := parseConfig("test.yaml", []byte(yaml))
 	if err != nil {

@@ -22,7 +22,7 @@ func (a *App) WatchFile(path string) {
 // usePath makes path the file SIGHUP reloads from, as loaded now.
 func (a *App) usePath(path string) {
 	a.path = path
-	a.loaded = fingerprint(path, a.current().cfg)
+	a.loaded = a.current().cfg.fingerprint()
 }
 
 // hangups registers for SIGHUP; Run calls it before it serves, so that a
@@ -46,10 +46,11 @@ func (a *App) watchSignals(ctx context.Context, hup <-chan os.Signal) {
 }
 
 // Reload reads the file again and, if it is valid and different, builds a
-// new runtime completely and swaps it in. Queues stay in the store, requests
-// in flight finish on the runtime they started on, and the admitters
-// restart on the new rooms. An invalid file changes nothing: the problems
-// are logged and counted, and the running configuration stays.
+// new generation completely and swaps it in. Queues stay in the store,
+// the rooms keep their live state, requests in flight finish on the
+// generation they started on, and the admitters go on with the new
+// settings. An invalid file changes nothing: the problems are logged and
+// counted, and the running configuration stays.
 func (a *App) Reload(why string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
@@ -66,7 +67,7 @@ func (a *App) Reload(why string) error {
 	}
 	// The file and the page templates it names, as bytes: equal means
 	// nothing to do, even after a change only a restart applies.
-	fp := fingerprint(a.path, cfg)
+	fp := cfg.fingerprint()
 	if bytes.Equal(fp, a.loaded) {
 		a.metrics.Reload("unchanged")
 		log.Debug("configuration unchanged")
@@ -74,46 +75,25 @@ func (a *App) Reload(why string) error {
 	}
 	a.loaded = fp
 	old := a.current()
-	restart := needsRestart(old.cfg, cfg)
+	restart := needsRestart(old.cfg.Config, cfg.Config)
 	if len(restart) > 0 {
 		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
-		// Keep what only a restart can change, so the runtime says what runs.
-		cfg.Listen, cfg.Store, cfg.Admin, cfg.Server, cfg.Log = old.cfg.Listen, old.cfg.Store, old.cfg.Admin, old.cfg.Server, old.cfg.Log
+		cfg.keepRunning(old.cfg)
 	}
-	rt, err := a.build(cfg)
+	gen, err := a.build(cfg)
 	if err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return err
 	}
-	rt.gate.Adopt(old.gate)
-	a.rt.Store(rt)
-	for name := range old.cfg.Rooms {
-		if _, ok := cfg.Rooms[name]; !ok {
-			log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
-		}
+	for _, name := range a.rooms.Apply(cfg.roomsConfig()) {
+		log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
 	}
-	select {
-	case a.swapped <- struct{}{}:
-	default: // a restart is already due
-	}
+	a.gen.Store(gen)
 	old.close()
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
 	return nil
-}
-
-// fingerprint is the configuration file's bytes followed by those of every
-// room's page template, in room order.
-func fingerprint(path string, cfg *Config) []byte {
-	out, _ := os.ReadFile(path)
-	for _, name := range sortedKeys(cfg.Rooms) {
-		if t := cfg.Rooms[name].Page.Template; t != "" {
-			b, _ := os.ReadFile(t)
-			out = append(append(out, 0), b...)
-		}
-	}
-	return out
 }
 
 // needsRestart lists the top-level keys whose change a running gateway
@@ -140,4 +120,16 @@ func needsRestart(old, cur *Config) []string {
 		keys = append(keys, "log")
 	}
 	return keys
+}
+
+// keepRunning puts back what only a restart can change, so the settings in
+// service say what runs: the listeners, the store (but for on_error and
+// session_cache, which a reload applies), the server and the log.
+func (s *Settings) keepRunning(old *Settings) {
+	c := *s.Config
+	c.Listen, c.Admin, c.Server, c.Log = old.Listen, old.Admin, old.Server, old.Log
+	onError, cache := c.Store.OnError, c.Store.SessionCache
+	c.Store = old.Store
+	c.Store.OnError, c.Store.SessionCache = onError, cache
+	s.Config, s.server, s.trusted = &c, old.server, old.trusted
 }

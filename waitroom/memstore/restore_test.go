@@ -22,7 +22,7 @@ func (f *fixture) line(lim waitroom.Limits, want ...waitroom.Visitor) {
 	f.t.Helper()
 	for i, v := range want {
 		d := f.decide(lim, v, false)
-		if d.State != waitroom.StateWaiting || d.Position != int64(i+1) || d.Waiting != int64(len(want)) {
+		if d.State != waitroom.StateWaiting || d.Position != int64(i+1) || d.Line != int64(len(want)) {
 			f.t.Fatalf("visitor %d of the line: %+v, want position %d of %d", i+1, d, i+1, len(want))
 		}
 	}

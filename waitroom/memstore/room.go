@@ -108,7 +108,7 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 		State:    waitroom.StateWaiting,
 		Ticket:   w.ticket,
 		Position: int64(r.line.rank(w)),
-		Waiting:  int64(r.line.len()),
+		Line:     int64(r.line.len()),
 		Joined:   joined,
 	}
 }

@@ -101,8 +101,8 @@ func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
 				v.Ticket = r.seed - rng.Int64N(1000) // a ticket from before a restart
 			}
 			d := r.decide(now, lim, v, rng.IntN(4) > 0)
-			if d.State == waitroom.StateWaiting && (d.Position < 1 || d.Position > d.Waiting) {
-				t.Fatalf("step %d: position %d of %d", step, d.Position, d.Waiting)
+			if d.State == waitroom.StateWaiting && (d.Position < 1 || d.Position > d.Line) {
+				t.Fatalf("step %d: position %d of %d", step, d.Position, d.Line)
 			}
 			if d.Joined && d.State == waitroom.StateAdmitted && r.active.len() > lim.MaxActive {
 				t.Fatalf("step %d: immediate admission past max_active %d", step, lim.MaxActive)

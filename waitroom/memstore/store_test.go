@@ -243,7 +243,7 @@ func TestStore_IdempotentJoin(t *testing.T) {
 	f.join(lim)
 	for _, ticket := range []int64{a.Ticket, 0, 1, a.Ticket + 99} {
 		d := f.decide(lim, waitroom.Visitor{ID: a.ID, Ticket: ticket}, true)
-		if d.Joined || d.Ticket != first.Ticket || d.Position != 1 || d.Waiting != 2 {
+		if d.Joined || d.Ticket != first.Ticket || d.Position != 1 || d.Line != 2 {
 			t.Errorf("join again showing ticket %d: %+v, want the same place", ticket, d)
 		}
 	}

@@ -106,7 +106,7 @@ func TestMetrics_ScenarioMatchesScrape(t *testing.T) {
 	// A room a reload removed leaves nothing behind.
 	m.Request("expo", "queued")
 	m.Room("expo", waitroom.Stats{Waiting: 7, Active: 2})
-	m.ForgetRoom("expo")
+	m.Forget("expo")
 
 	troubleSteps(t, st, m, tl)
 	edgeSteps(m)
@@ -264,7 +264,7 @@ func checkRooms(t testing.TB, s scrape, tl *tally, snap, final waitroom.Stats) {
 		}
 	}
 	if left := s.roomSeries("expo"); len(left) > 0 {
-		t.Errorf("ForgetRoom left series of expo in %v", left)
+		t.Errorf("Forget left series of expo in %v", left)
 	}
 }
 

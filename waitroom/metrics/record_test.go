@@ -80,9 +80,9 @@ func TestMetrics_UnknownLabelValues(t *testing.T) {
 	}
 }
 
-// TestMetrics_ForgetRoomThenReturn: a room removed and added back by two
+// TestMetrics_ForgetThenReturn: a room removed and added back by two
 // reloads starts its counters over, which rate() reads as a reset.
-func TestMetrics_ForgetRoomThenReturn(t *testing.T) {
+func TestMetrics_ForgetThenReturn(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
 	m.Request(room, "queued")
@@ -91,9 +91,9 @@ func TestMetrics_ForgetRoomThenReturn(t *testing.T) {
 	m.Room(room, waitroom.Stats{Waiting: 9})
 	m.Request("other", "queued")
 
-	m.ForgetRoom(room)
+	m.Forget(room)
 	if left := scrapeOf(t, m.Handler()).roomSeries(room); len(left) > 0 {
-		t.Fatalf("series left after ForgetRoom: %v", left)
+		t.Fatalf("series left after Forget: %v", left)
 	}
 	m.Request(room, "queued")
 	s := scrapeOf(t, m.Handler())
@@ -120,7 +120,7 @@ func TestMetrics_NilRecordsNothing(t *testing.T) {
 	m.Admitted(room)
 	m.Released(room, "leave")
 	m.Room(room, waitroom.Stats{})
-	m.ForgetRoom(room)
+	m.Forget(room)
 	m.Reload("ok")
 	m.Outage()
 	m.StoreUp(true)
@@ -152,7 +152,7 @@ func TestMetrics_ConcurrentUse(t *testing.T) {
 	wg.Go(func() {
 		for range 50 {
 			m.Room("flaky", waitroom.Stats{Waiting: 1})
-			m.ForgetRoom("flaky")
+			m.Forget("flaky")
 		}
 	})
 	wg.Go(func() {

@@ -63,11 +63,11 @@ func (m *Metrics) Room(room string, st waitroom.Stats) {
 	m.lastMinute.WithLabelValues(room).Set(float64(st.AdmittedLastMinute))
 }
 
-// ForgetRoom deletes every series of room, for a room a reload removed, so
+// Forget deletes every series of room, for a room a reload removed, so
 // its last gauges do not linger as if it still had a line. Call it after the
 // room's admitter has stopped; a request still in flight for the room may
 // count into a series already gone, which is lost, as the room is.
-func (m *Metrics) ForgetRoom(room string) {
+func (m *Metrics) Forget(room string) {
 	if m == nil {
 		return
 	}
@@ -83,7 +83,7 @@ func (m *Metrics) ForgetRoom(room string) {
 	})
 }
 
-// deleter is the part of a metric vector ForgetRoom needs.
+// deleter is the part of a metric vector Forget needs.
 type deleter interface {
 	DeletePartialMatch(prometheus.Labels) int
 }

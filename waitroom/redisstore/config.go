@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // Config is the store.redis section: how to reach Redis.
@@ -77,46 +76,32 @@ func NewClient(c Config) (redis.UniversalClient, error) {
 
 // options checks the config and turns it into go-redis options.
 func (c Config) options() (*redis.UniversalOptions, error) {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
-	}
-	addrs, sockets := c.addrs(bad)
+	var p conf.Problems
+	addrs, sockets := c.addrs(&p)
 	if sockets > 0 && (len(addrs) > 1 || c.MasterName != "" || c.TLS) {
-		bad("addrs", "a unix socket must be the only address, without master_name or tls, got %q", c.Addrs)
+		p.Add("addrs", "a unix socket must be the only address, without master_name or tls, got %q", c.Addrs)
 	}
 	if c.DB < 0 {
-		bad("db", "must be >= 0, got %d", c.DB)
+		p.Add("db", "must be >= 0, got %d", c.DB)
 	} else if c.DB != 0 && len(addrs) > 1 && c.MasterName == "" {
-		bad("db", "must be 0 with a Redis Cluster (several addrs), got %d", c.DB)
+		p.Add("db", "must be 0 with a Redis Cluster (several addrs), got %d", c.DB)
 	}
 	if c.KeyPrefix == "" || strings.ContainsAny(c.KeyPrefix, "{} \t\r\n") {
-		bad("key_prefix", "must be non-empty, without braces or spaces (it goes inside the key's hash tag), got %q", c.KeyPrefix)
+		p.Add("key_prefix", "must be non-empty, without braces or spaces (it goes inside the key's hash tag), got %q", c.KeyPrefix)
 	}
 	if c.PoolSize < 0 {
-		bad("pool_size", "must be >= 0 (0: go-redis's default), got %d", c.PoolSize)
+		p.Add("pool_size", "must be >= 0 (0: go-redis's default), got %d", c.PoolSize)
 	}
-	timeouts := [...]struct {
-		key, raw string
-		dst      time.Duration
-	}{{"dial_timeout", c.DialTimeout, 0}, {"read_timeout", c.ReadTimeout, 0}, {"write_timeout", c.WriteTimeout, 0}}
-	for i, d := range timeouts {
-		v, err := waitroom.ParseDuration(d.raw)
-		switch {
-		case err != nil:
-			bad(d.key, "%v", err)
-		case v <= 0:
-			bad(d.key, "must be > 0, got %q", d.raw)
-		}
-		timeouts[i].dst = v
-	}
-	if err := errors.Join(errs...); err != nil {
+	dial := p.Duration("dial_timeout", c.DialTimeout, time.Nanosecond)
+	read := p.Duration("read_timeout", c.ReadTimeout, time.Nanosecond)
+	write := p.Duration("write_timeout", c.WriteTimeout, time.Nanosecond)
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	opts := &redis.UniversalOptions{
 		Addrs: addrs, MasterName: c.MasterName, Username: c.Username, Password: c.Password, DB: c.DB,
 		PoolSize:    c.PoolSize,
-		DialTimeout: timeouts[0].dst, ReadTimeout: timeouts[1].dst, WriteTimeout: timeouts[2].dst,
+		DialTimeout: dial, ReadTimeout: read, WriteTimeout: write,
 		// Honour the request's deadline too.
 		ContextTimeoutEnabled: true,
 		// One retry (a pooled connection may have died with a restarted
@@ -132,9 +117,9 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 
 // addrs checks the addresses and returns them as go-redis takes them (a
 // socket as its path), with the number of unix sockets among them.
-func (c Config) addrs(bad func(key, format string, args ...any)) ([]string, int) {
+func (c Config) addrs(p *conf.Problems) ([]string, int) {
 	if len(c.Addrs) == 0 {
-		bad("addrs", "must list at least one address, got none")
+		p.Add("addrs", "must list at least one address, got none")
 	}
 	out := make([]string, 0, len(c.Addrs))
 	sockets := 0
@@ -143,14 +128,14 @@ func (c Config) addrs(bad func(key, format string, args ...any)) ([]string, int)
 		if path, ok := socketPath(a); ok {
 			sockets++
 			if path == "" || !strings.HasPrefix(path, "/") {
-				bad(key, "want an absolute unix socket path, got %q", a)
+				p.Add(key, "want an absolute unix socket path, got %q", a)
 			}
 			out = append(out, path)
 			continue
 		}
 		host, port, err := net.SplitHostPort(a)
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			bad(key, `want "host:port" or a unix socket path, got %q`, a)
+			p.Add(key, `want "host:port" or a unix socket path, got %q`, a)
 		}
 		out = append(out, a)
 	}

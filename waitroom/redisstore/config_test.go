@@ -43,7 +43,7 @@ func TestConfig_ValidateListsEveryProblem(t *testing.T) {
 			`key_prefix: must be non-empty, without braces or spaces (it goes inside the key's hash tag), got "a{b}"`,
 			"pool_size: must be >= 0 (0: go-redis's default), got -2",
 			`dial_timeout: want a duration with a unit such as "5s", got "5"`,
-			`read_timeout: must be > 0, got "0s"`,
+			`read_timeout: must be more than 0, got "0s"`,
 			`write_timeout: want a duration such as "90s" or "2m", got "soon"`,
 		}},
 	}

@@ -42,8 +42,8 @@ func TestRedisStore_RedisRestartPutsTicketsBack(t *testing.T) {
 	}
 	line := append(old, n1, n2)
 	for i, v := range line {
-		if d := decide(t, s, lim, v, true); d.Position != int64(i+1) || d.Waiting != 7 {
-			t.Errorf("ticket %d at %d of %d, want %d of 7", v.Ticket, d.Position, d.Waiting, i+1)
+		if d := decide(t, s, lim, v, true); d.Position != int64(i+1) || d.Line != 7 {
+			t.Errorf("ticket %d at %d of %d, want %d of 7", v.Ticket, d.Position, d.Line, i+1)
 		}
 	}
 	room := lim

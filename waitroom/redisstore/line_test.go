@@ -189,7 +189,7 @@ func TestRedisStore_RestoredVisitorsAbandoned(t *testing.T) {
 		t.Errorf("quiet restored visitor: %+v, want gone", d)
 	}
 	for i, v := range []waitroom.Visitor{o2, n1} {
-		if d := decide(t, s, lim, v, false); d.Position != int64(i+1) || d.Waiting != 2 {
+		if d := decide(t, s, lim, v, false); d.Position != int64(i+1) || d.Line != 2 {
 			t.Errorf("visitor %d: %+v, want %d of 2", i, d, i+1)
 		}
 	}

@@ -26,37 +26,55 @@ type script struct {
 // after a restart or SCRIPT FLUSH), so a script crosses the wire once per
 // server.
 var (
-	decideScript   = loadScript("decide.lua", true)
-	admitScript    = loadScript("admit.lua", true)
-	releaseScript  = loadScript("release.lua", true)
-	overrideScript = loadScript("override.lua", true)
-	shuffleScript  = loadScript("shuffle.lua", true)
-	statsScript    = loadScript("stats.lua", false)
+	decideScript   = loadScript("decide.lua", withHelpers)
+	admitScript    = loadScript("admit.lua", withHelpers)
+	releaseScript  = loadScript("release.lua", withHelpers)
+	overrideScript = loadScript("override.lua", withHelpers)
+	shuffleScript  = loadScript("shuffle.lua", withHelpers)
+	statsScript    = loadScript("stats.lua", preludeOnly)
 )
 
-// commonMark is the line where a script wants common.lua rather than in
-// front of it.
+// What a script is assembled from, besides its own body.
+const (
+	preludeOnly = false // prelude.lua: key names, ARGV layout, units, the clock
+	withHelpers = true  // prelude.lua, then common.lua's helpers
+)
+
+// commonMark is the line of a script that wants common.lua there rather
+// than in front of its body.
 const commonMark = "--[[ common.lua ]]"
 
-// loadScript reads an embedded script. Scripts that change a room get
-// prelude.lua (key names, units, the clock) in front, then common.lua (the
-// helpers) in front too, or at the script's commonMark line: Redis runs a
-// script's whole chunk on every call, so decide.lua answers polls before
-// the helpers are defined and a poll does not pay for creating them. They
-// are text, not separate scripts, because Redis runs one script per call
-// and each state change must be one.
-func loadScript(name string, shared bool) script {
-	src := mustRead(name)
-	if shared {
-		common := mustRead("common.lua")
-		if strings.Contains(src, commonMark) {
-			src = strings.Replace(src, commonMark, common, 1)
-		} else {
-			src = common + "\n" + src
-		}
-		src = mustRead("prelude.lua") + "\n" + src
+// loadScript reads an embedded script and assembles it (see assemble).
+func loadScript(name string, helpers bool) script {
+	common := ""
+	if helpers {
+		common = mustRead("common.lua")
 	}
+	src := assemble(mustRead("prelude.lua"), common, mustRead(name))
 	return script{name: name, src: src, Script: redis.NewScript(src)}
+}
+
+// assemble makes the source Redis runs from three texts: the prelude first
+// (after the body's "#!lua" flags line, which Redis wants first), then the
+// helpers, then the body; or the helpers at the body's commonMark line,
+// which is how decide.lua answers a poll before the helpers are even
+// defined (Redis runs a script's whole chunk on every call). They are
+// text, not separate scripts, because Redis runs one script per call and
+// each state change must be one.
+func assemble(prelude, common, body string) string {
+	flags := ""
+	if strings.HasPrefix(body, "#!lua") {
+		line, rest, _ := strings.Cut(body, "\n")
+		flags, body = line+"\n", rest
+	}
+	if common != "" {
+		if strings.Contains(body, commonMark) {
+			body = strings.Replace(body, commonMark, common, 1)
+		} else {
+			body = common + "\n" + body
+		}
+	}
+	return flags + prelude + "\n" + body
 }
 
 func mustRead(name string) string {

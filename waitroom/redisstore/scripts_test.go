@@ -54,7 +54,7 @@ func TestDecision_ReadsEveryState(t *testing.T) {
 		err   string
 	}{
 		{[7]int64{0, 0, 0, 0, 0, 0, 0}, waitroom.Decision{}, ""},
-		{[7]int64{1, 42, 3, 9, 0, 1, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 42, Position: 3, Waiting: 9, Joined: true}, ""},
+		{[7]int64{1, 42, 3, 9, 0, 1, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 42, Position: 3, Line: 9, Joined: true}, ""},
 		{[7]int64{2, 0, 0, 0, until.UnixMicro(), 0, 1}, waitroom.Decision{State: waitroom.StateAdmitted, Until: until, Renewed: true}, ""},
 		{[7]int64{7}, waitroom.Decision{}, "decide.lua: reply[1]: want a state 0, 1 or 2, got 7"},
 	}
@@ -67,7 +67,7 @@ func TestDecision_ReadsEveryState(t *testing.T) {
 			continue
 		}
 		if err != nil || d.State != tc.want.State || d.Ticket != tc.want.Ticket || d.Position != tc.want.Position ||
-			d.Waiting != tc.want.Waiting || !d.Until.Equal(tc.want.Until) || d.Joined != tc.want.Joined || d.Renewed != tc.want.Renewed {
+			d.Line != tc.want.Line || !d.Until.Equal(tc.want.Until) || d.Joined != tc.want.Joined || d.Renewed != tc.want.Renewed {
 			t.Errorf("reply %v: %+v, %v; want %+v", tc.reply, d, err, tc.want)
 		}
 	}

@@ -80,18 +80,27 @@ func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v 
 	return d, nil
 }
 
+// decide.lua's reply says where the visitor stands with these numbers,
+// spelled the same in lua/prelude.lua. They are the script's own, not the
+// order of waitroom.State, so reordering that enum cannot misread a reply.
+const (
+	replyNone     = 0
+	replyWaiting  = 1
+	replyAdmitted = 2
+)
+
 // decision reads decide.lua's reply.
 func decision(r [7]int64) (waitroom.Decision, error) {
-	switch waitroom.State(r[0]) {
-	case waitroom.StateNone:
+	switch r[0] {
+	case replyNone:
 		return waitroom.Decision{}, nil
-	case waitroom.StateWaiting:
-		return waitroom.Decision{State: waitroom.StateWaiting, Ticket: r[1], Position: r[2], Waiting: r[3], Joined: r[5] == 1}, nil
-	case waitroom.StateAdmitted:
+	case replyWaiting:
+		return waitroom.Decision{State: waitroom.StateWaiting, Ticket: r[1], Position: r[2], Line: r[3], Joined: r[5] == 1}, nil
+	case replyAdmitted:
 		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: r[1], Until: time.UnixMicro(r[4]),
 			Joined: r[5] == 1, Renewed: r[6] == 1}, nil
 	}
-	return waitroom.Decision{}, fmt.Errorf("%s: reply[1]: want a state 0, 1 or 2, got %d", decideScript.name, r[0])
+	return waitroom.Decision{}, fmt.Errorf("%s: reply[1]: want a state %d, %d or %d, got %d", decideScript.name, replyNone, replyWaiting, replyAdmitted, r[0])
 }
 
 // Admit implements waitroom.Store (admit.lua). A tick does a bounded amount

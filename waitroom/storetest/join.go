@@ -108,8 +108,8 @@ func (e *env) restore(lim waitroom.Limits, vs ...waitroom.Visitor) {
 func (e *env) expectLine(lim waitroom.Limits, vs ...waitroom.Visitor) {
 	e.t.Helper()
 	for i, v := range vs {
-		if d := e.expect(lim, v, waitroom.StateWaiting, int64(i+1)); d.Waiting != int64(len(vs)) {
-			e.t.Fatalf("visitor %d of %d: line length %d", i+1, len(vs), d.Waiting)
+		if d := e.expect(lim, v, waitroom.StateWaiting, int64(i+1)); d.Line != int64(len(vs)) {
+			e.t.Fatalf("visitor %d of %d: line length %d", i+1, len(vs), d.Line)
 		}
 	}
 }

@@ -67,8 +67,8 @@ func testAbandonment(t *testing.T, e *env) {
 		k.poll()
 	}
 	k.tick()
-	if d := e.expect(lim, c, waitroom.StateWaiting, 2); d.Waiting != 2 {
-		t.Errorf("line length %d after dropping one of 3, want 2", d.Waiting)
+	if d := e.expect(lim, c, waitroom.StateWaiting, 2); d.Line != 2 {
+		t.Errorf("line length %d after dropping one of 3, want 2", d.Line)
 	}
 	e.expect(lim, b, waitroom.StateNone, 0)
 	if st := e.stats(); st.Abandoned != 1 || st.Waiting != 2 {
@@ -100,8 +100,8 @@ func testRelease(t *testing.T, e *env) {
 	}
 	e.mustRelease(c.ID)
 	e.expect(lim, c, waitroom.StateNone, 0)
-	if d := e.expect(lim, b, waitroom.StateWaiting, 1); d.Waiting != 1 {
-		t.Errorf("line length %d after one of 2 left, want 1", d.Waiting)
+	if d := e.expect(lim, b, waitroom.StateWaiting, 1); d.Line != 1 {
+		t.Errorf("line length %d after one of 2 left, want 1", d.Line)
 	}
 	e.mustRelease(a.ID)
 	e.expect(lim, a, waitroom.StateNone, 0)

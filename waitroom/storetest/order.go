@@ -111,7 +111,7 @@ func testIdempotentJoin(t *testing.T, e *env) {
 	// or one from the future: the place holds.
 	for _, ticket := range []int64{a.Ticket, 0, 1, b.Ticket, a.Ticket + 1_000_000} {
 		d := e.decide(lim, waitroom.Visitor{ID: a.ID, Ticket: ticket}, true)
-		if d.State != waitroom.StateWaiting || d.Ticket != a.Ticket || d.Position != 1 || d.Waiting != 3 || d.Joined {
+		if d.State != waitroom.StateWaiting || d.Ticket != a.Ticket || d.Position != 1 || d.Line != 3 || d.Joined {
 			t.Fatalf("join again with ticket %d: got %+v, want waiting, ticket %d, 1 of 3, not joined", ticket, d, a.Ticket)
 		}
 	}

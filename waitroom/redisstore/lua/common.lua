@@ -1,7 +1,8 @@
 -- common.lua: the helpers decide.lua, admit.lua, release.lua, override.lua
--- and shuffle.lua share. scripts.go puts prelude.lua and then this in front
--- of each of them (decide.lua places this after its hot paths), so every
--- state change still runs as one script, atomically.
+-- and shuffle.lua share. scripts.go (assemble) puts it after prelude.lua in
+-- front of each of them, or at decide.lua's splice mark (commonMark),
+-- after its hot paths; either way every state change still runs as one
+-- script, atomically.
 
 -- excl is an exclusive score bound.
 local function excl(x)
@@ -24,10 +25,10 @@ local UNSEEN = stamp(0)
 -- that need most of it; hot paths read the one or two fields they use.
 local function limits()
   return {
-    dataTTL = tonumber(ARGV[1]), metaTTL = tonumber(ARGV[2]),
-    max = tonumber(ARGV[3]), rateN = tonumber(ARGV[4]), ratePer = tonumber(ARGV[5]),
-    burst = tonumber(ARGV[6]), ttl = tonumber(ARGV[7]), renew = tonumber(ARGV[8]),
-    abandon = tonumber(ARGV[9]), grace = tonumber(ARGV[10]), random = ARGV[11] == '1',
+    dataTTL = tonumber(ARGV[A_DATA_TTL]), metaTTL = tonumber(ARGV[A_META_TTL]),
+    max = tonumber(ARGV[A_MAX]), rateN = tonumber(ARGV[A_RATE_N]), ratePer = tonumber(ARGV[A_RATE_PER]),
+    burst = tonumber(ARGV[A_BURST]), ttl = tonumber(ARGV[A_TTL]), renew = tonumber(ARGV[A_RENEW]),
+    abandon = tonumber(ARGV[A_ABANDON]), grace = tonumber(ARGV[A_GRACE]), random = ARGV[A_RANDOM] == '1',
   }
 end
 

@@ -1,7 +1,7 @@
 -- decide.lua: Store.Decide. ARGV: the limits block (prelude.lua), then the
 -- visitor's id, the ticket its cookie carries (0 for none), join (1/0) and
 -- the end of the admission its cookie carries in microseconds (0 for none).
--- Reply: {state (0 none, 1 waiting, 2 admitted), ticket, position, waiting,
+-- Reply: {state (S_NONE, S_WAITING, S_ADMITTED), ticket, position, line length,
 -- session end in microseconds, joined (1/0), renewed (1/0)}.
 --
 -- Every request of every visitor runs this, and Redis runs the whole chunk
@@ -31,11 +31,11 @@ if not t then
     -- Inside: the session slides forward at most once per renew interval.
     local ttl = tonumber(ARGV[A_TTL])
     if untilUs - now >= ttl - tonumber(ARGV[A_RENEW]) then
-      return {2, 0, 0, 0, untilUs, 0, 0}
+      return {S_ADMITTED, 0, 0, 0, untilUs, 0, 0}
     end
     untilUs = now + ttl
     redis.call('ZADD', K_ACTIVE, untilUs, ID)
-    return {2, 0, 0, 0, untilUs, 0, 1}
+    return {S_ADMITTED, 0, 0, 0, untilUs, 0, 1}
   end
   if not inLine then
     t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
@@ -55,7 +55,7 @@ if t then
   elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
     redis.call('PEXPIRE', K_RSEEN, ARGV[A_DATA_TTL], 'NX')
   end
-  return {1, t, redis.call('ZRANK', K_QUEUE, ID) + 1, redis.call('ZCARD', K_QUEUE), 0, 0, 0}
+  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1, redis.call('ZCARD', K_QUEUE), 0, 0, 0}
 end
 
 -- Anyone else joins the line, unless join is false. The common case, a
@@ -77,7 +77,7 @@ if ahead > 0 then
     redis.call('PEXPIRE', K_STATS, DATA_TTL, 'NX')
   end
 else
-  --[[ common.lua ]]
+  --[[ common.lua ]] -- scripts.go (assemble) splices the helpers in here
 
   if untilUs then
     -- The session ran out before a tick removed it; count it as the tick
@@ -86,7 +86,7 @@ else
     bump('expired', 1, DATA_TTL)
   end
   if not JOIN then
-    return {0, 0, 0, 0, 0, 0, 0}
+    return {S_NONE, 0, 0, 0, 0, 0, 0}
   end
   -- The counter starts at the clock, so tickets keep growing even after
   -- Redis lost its data.
@@ -118,7 +118,7 @@ else
     local u = math.min(cookieUntil, now + tonumber(ARGV[A_TTL]))
     redis.call('ZADD', K_ACTIVE, u, ID)
     expiring(DATA_TTL, K_ACTIVE)
-    return {2, ticket, 0, 0, u, 1, 0}
+    return {S_ADMITTED, ticket, 0, 0, u, 1, 0}
   end
 
   ahead = redis.call('ZCARD', K_QUEUE)
@@ -133,7 +133,7 @@ else
         expiring(DATA_TTL, K_ACTIVE)
         bump('admitted', 1, DATA_TTL)
         counted(now, 1, DATA_TTL)
-        return {2, ticket, 0, 0, u, 1, 0}
+        return {S_ADMITTED, ticket, 0, 0, u, 1, 0}
       end
     end
     if own(ticket, seed) then
@@ -163,7 +163,7 @@ elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
 end
 if restored then
   -- Back at its old place, somewhere in the line.
-  return {1, ticket, redis.call('ZRANK', K_QUEUE, ID) + 1, ahead + 1, 0, 1, 0}
+  return {S_WAITING, ticket, redis.call('ZRANK', K_QUEUE, ID) + 1, ahead + 1, 0, 1, 0}
 end
 -- A new ticket is the highest ever issued: the back of the line.
-return {1, ticket, ahead + 1, ahead + 1, 0, 1, 0}
+return {S_WAITING, ticket, ahead + 1, ahead + 1, 0, 1, 0}

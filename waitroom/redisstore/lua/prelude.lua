@@ -1,6 +1,8 @@
--- prelude.lua: what every script that changes a room needs before anything
--- else: the names of its keys, the layout of ARGV, units and bounds, the
--- clock. scripts.go puts it first; common.lua, the helpers, follows it.
+-- prelude.lua: what every script needs before anything else: the names of
+-- its keys, the layout of ARGV, units and bounds, the clock. scripts.go
+-- (assemble) puts it first in every script; in those that change a room,
+-- common.lua, the helpers, follows it. Numbers here that Go also spells
+-- are checked against Go's by TestScripts_ConstantsAgreeWithGo.
 -- Redis runs a script's whole chunk on every call, so this part creates
 -- nothing a hot path would not use (decide.lua answers a poll before
 -- common.lua's functions are even defined). See doc.go for the data model.
@@ -18,8 +20,13 @@ local K_OVERRIDE = KEYS[10]
 -- The ARGV block decide.lua and admit.lua share (keys.go, limitArgs): key
 -- lifetimes in milliseconds, then the room's limits with durations in
 -- microseconds. A script's own arguments follow it, from LIMIT_ARGS + 1.
-local A_DATA_TTL, A_META_TTL, A_TTL, A_RENEW = 1, 2, 7, 8
+local A_DATA_TTL, A_META_TTL, A_MAX, A_RATE_N, A_RATE_PER, A_BURST = 1, 2, 3, 4, 5, 6
+local A_TTL, A_RENEW, A_ABANDON, A_GRACE, A_RANDOM = 7, 8, 9, 10, 11
 local LIMIT_ARGS = 11
+
+-- Where decide.lua's reply says the visitor stands (store.go: replyNone,
+-- replyWaiting, replyAdmitted).
+local S_NONE, S_WAITING, S_ADMITTED = 0, 1, 2
 
 -- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
 -- 0 for "not waiting". 56 bits hold microseconds until the year 2255.

@@ -1,15 +1,13 @@
 #!lua flags=no-writes
 -- stats.lua: Store.Stats, one consistent snapshot. It writes nothing (the
 -- flag above lets it run even when Redis refuses writes), so sessions that
--- ran out but were not removed yet are counted as expired here. KEYS as in
--- prelude.lua. Reply: {waiting, active, admitted in the last minute, measured
--- over (microseconds), joined, admitted, released, expired, abandoned}.
+-- ran out but were not removed yet are counted as expired here. It gets
+-- prelude.lua's key names and clock, not common.lua's helpers. Reply:
+-- {waiting, active, admitted in the last minute, measured over
+-- (microseconds), joined, admitted, released, expired, abandoned}.
 
-local K_META, K_QUEUE, K_ACTIVE, K_STATS, K_MINUTE = KEYS[1], KEYS[2], KEYS[5], KEYS[7], KEYS[8]
-
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local sec = tonumber(t[1])
+local now = clock()
+local sec = math.floor(now / 1000000)
 local nowBound = string.format('%d', now)
 
 local seed = tonumber(redis.call('HGET', K_META, 'seed'))

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
+	"github.com/waitroom/waitroom/web"
+)
+
+// Settings is a configuration as loadConfig returns it: the values the file
+// gave, defaults applied (the embedded Config: what `check` prints and what
+// a reload compares), and everything they build, built once here, so that
+// what was checked is what runs.
+type Settings struct {
+	*Config
+	file []byte // the file's bytes, to tell a changed file from the same one
+
+	server       serverSettings
+	cookie       waitroom.Cookie
+	keys         []waitroom.KeyPair // nil when none are configured
+	rooms        []waitroom.Room    // in name order
+	pages        map[string]web.Page
+	sessionCache time.Duration
+	onOutage     waitroom.OutagePolicy
+	trusted      []netip.Prefix
+	bypass       *proxy.Bypass
+	router       *proxy.Router
+}
+
+// serverSettings is the server section, built.
+type serverSettings struct {
+	readHeader, idle, shutdown time.Duration
+}
+
+// minAdminToken is the shortest bearer token accepted: guessing must not pay.
+const minAdminToken = 16
+
+// maxSessionCache bounds how stale an instance's view of a session may be:
+// past a minute, a release would no longer feel like one.
+const maxSessionCache = time.Minute
+
+// build builds every section of c once and returns the result, or every
+// problem as "key.path: message" (sorted by the caller).
+func build(c *Config) (*Settings, []string) {
+	s := &Settings{Config: c}
+	var p conf.Problems
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		p.Add("listen", `want host:port such as ":8080", got %q`, c.Listen)
+	}
+	s.server, s.trusted = c.Server.build(&p)
+	c.Admin.check(&p)
+	c.Log.check(&p)
+	s.sessionCache, s.onOutage = c.Store.build(&p)
+	var err error
+	s.cookie, s.keys, err = c.Cookie.Build()
+	p.Nest("cookie.", err)
+	if c.Store.Kind == "redis" && len(c.Cookie.HashKeys) == 0 {
+		// Random keys differ per instance: a ticket from one would be
+		// "tampered" at the next, and every visitor would lose the place.
+		p.Add("cookie.hash_keys", "required with store.kind redis, so that every instance reads every ticket (openssl rand -base64 32)")
+	}
+	if len(c.Upstreams) == 0 {
+		p.Add("upstreams", "at least one upstream is needed")
+	}
+	for _, name := range sortedKeys(c.Upstreams) {
+		p.Nest("upstreams."+name+".", c.Upstreams[name].Validate())
+	}
+	s.pages = make(map[string]web.Page, len(c.Rooms))
+	for _, name := range sortedKeys(c.Rooms) {
+		room, page, err := c.Rooms[name].build(name)
+		p.Nest("rooms."+name+".", err)
+		s.rooms = append(s.rooms, room)
+		s.pages[name] = page
+	}
+	s.router = buildRoutes(&p, c)
+	p.Nest("bypass.", c.Bypass.Validate())
+	if p.Len() > 0 {
+		return nil, conf.Lines("", p.Err())
+	}
+	// Checked above: building cannot fail now.
+	s.bypass, _ = proxy.NewBypass(c.Bypass)
+	return s, nil
+}
+
+// buildRoutes applies the route path default ("/": every path) and builds
+// the router, or records why not.
+func buildRoutes(p *conf.Problems, c *Config) *proxy.Router {
+	if len(c.Routes) == 0 {
+		p.Add("routes", "at least one route is needed")
+	}
+	for i := range c.Routes {
+		if c.Routes[i].Path == "" {
+			c.Routes[i].Path = "/"
+		}
+	}
+	if err := proxy.ValidateRoutes(c.Routes, keySet(c.Upstreams), keySet(c.Rooms)); err != nil {
+		p.Nest("", err)
+		return nil
+	}
+	rt, err := proxy.NewRouter(c.Routes)
+	if err != nil {
+		p.Add("routes", "%v", err)
+	}
+	return rt
+}
+
+// build makes the room and its page; the two sections check each other.
+func (r RoomConfig) build(name string) (waitroom.Room, web.Page, error) {
+	var p conf.Problems
+	room, err := r.RoomConfig.Build(name)
+	p.Nest("", err)
+	page, perr := r.Page.Build()
+	p.Nest("page.", perr)
+	// A visitor far back polls every page.refresh_max; dropping it sooner
+	// than two missed polls would drop people still watching their page.
+	if err == nil && room.Limits.AbandonAfter < 2*page.RefreshMax {
+		p.Add("abandon_after", "must be at least twice page.refresh_max (%s), got %q", r.Page.RefreshMax, r.AbandonAfter)
+	}
+	room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
+	return room, page, p.Err()
+}
+
+func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {
+	out := serverSettings{
+		readHeader: p.Duration("server.read_header_timeout", s.ReadHeaderTimeout, time.Nanosecond),
+		idle:       p.Duration("server.idle_timeout", s.IdleTimeout, time.Nanosecond),
+		shutdown:   p.Duration("server.shutdown_timeout", s.ShutdownTimeout, time.Nanosecond),
+	}
+	if s.MaxHeaderBytes < 4096 || s.MaxHeaderBytes > 1<<20 {
+		p.Add("server.max_header_bytes", "must be from 4096 to 1048576, got %d", s.MaxHeaderBytes)
+	}
+	var trusted []netip.Prefix
+	for i, c := range s.TrustedProxies {
+		pfx, err := proxy.ParsePrefix(c)
+		if err != nil {
+			p.Add(fmt.Sprintf("server.trusted_proxies[%d]", i), "want a CIDR such as \"10.0.0.0/8\" or an IP, got %q", c)
+		}
+		trusted = append(trusted, pfx)
+	}
+	return out, trusted
+}
+
+func (c AdminConfig) check(p *conf.Problems) {
+	if c.Listen == "" {
+		return
+	}
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		p.Add("admin.listen", `want host:port such as "127.0.0.1:9090", or "" for off, got %q`, c.Listen)
+		return
+	}
+	switch {
+	case c.Token != "" && len(c.Token) < minAdminToken:
+		p.Add("admin.token", "must be at least %d characters (openssl rand -hex 24)", minAdminToken)
+	case c.Token == "" && !isLoopback(host):
+		p.Add("admin.token", "required when listen is not a loopback address, got listen %q", c.Listen)
+	}
+}
+
+// isLoopback reports whether a listen host reaches only this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func (l LogConfig) check(p *conf.Problems) {
+	switch l.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		p.Add("log.level", `must be "debug", "info", "warn" or "error", got %q`, l.Level)
+	}
+	if l.Format != "json" && l.Format != "console" {
+		p.Add("log.format", `must be "json" or "console", got %q`, l.Format)
+	}
+}
+
+func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePolicy) {
+	switch s.Kind {
+	case "memory":
+	case "redis":
+		p.Nest("store.redis.", s.Redis.Validate())
+	default:
+		p.Add("store.kind", `must be "memory" or "redis", got %q`, s.Kind)
+	}
+	policy := waitroom.OutagePolicy(s.OnError)
+	if policy != waitroom.OutageClosed && policy != waitroom.OutageOpen {
+		p.Add("store.on_error", `must be "closed" or "open", got %q`, s.OnError)
+	}
+	d, err := conf.ParseDuration(s.SessionCache)
+	switch {
+	case err != nil:
+		p.Add("store.session_cache", "%v", err)
+	case d > maxSessionCache:
+		p.Add("store.session_cache", "must be from 0s to %s, got %q", conf.Short(maxSessionCache), s.SessionCache)
+	}
+	return d, policy
+}
+
+// roomsConfig is what Rooms runs on under these settings.
+func (s *Settings) roomsConfig() waitroom.RoomsConfig {
+	return waitroom.RoomsConfig{Rooms: s.rooms, SessionCache: s.sessionCache, OnOutage: s.onOutage}
+}
+
+// fingerprint is the file's bytes followed by the digest of every room's
+// page template, in room order: equal means nothing to reload, even after a
+// change only a restart applies.
+func (s *Settings) fingerprint() []byte {
+	out := append([]byte(nil), s.file...)
+	for _, name := range sortedKeys(s.pages) {
+		if sum, ok := s.pages[name].TemplateSum(); ok {
+			out = append(append(out, 0), sum[:]...)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func keySet[V any](m map[string]V) map[string]bool {
+	s := make(map[string]bool, len(m))
+	for k := range m {
+		s[k] = true
+	}
+	return s
+}

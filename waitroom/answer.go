@@ -1,0 +1,79 @@
+package waitroom
+
+import (
+	"net/http"
+	"time"
+)
+
+// Request headers the upstream receives on every admitted request. The
+// application strips client-sent values before the gate runs.
+const (
+	VisitorHeader = "Waitroom-Visitor"
+	RoomHeader    = "Waitroom-Room"
+)
+
+// StateHeader is set on every answer the gate makes itself (a waiting page,
+// a status, a refused write), never on the site's: a client, a load tester
+// or a CDN rule can tell "in line" from "the site" without reading bodies.
+const StateHeader = "Waitroom-State"
+
+// AnswerState is what an answer the gate makes itself says of the visitor:
+// the JSON's "state", the Waitroom-State header, and which words the page
+// shows. Clients switch on these values, so they never change meaning.
+type AnswerState string
+
+// The answer states.
+const (
+	// AnswerWaiting: in line; the position is known.
+	AnswerWaiting AnswerState = "waiting"
+	// AnswerAdmitted: inside; the page moves on to where the visitor was going.
+	AnswerAdmitted AnswerState = "admitted"
+	// AnswerPaused: in line in a room that admits nobody for now.
+	AnswerPaused AnswerState = "paused"
+	// AnswerPrequeue: holds a ticket before a scheduled sale opens; no
+	// position yet, since the opening's draw decides it.
+	AnswerPrequeue AnswerState = "prequeue"
+	// AnswerClosed: the room takes nobody new (mode reject, a sale before
+	// or after its hours, a room a reload removed).
+	AnswerClosed AnswerState = "closed"
+	// AnswerHold: the store cannot be reached; the visitor is asked to wait
+	// and the page keeps asking.
+	AnswerHold AnswerState = "hold"
+	// AnswerNone: the status endpoint found no ticket; the page reloads to
+	// join.
+	AnswerNone AnswerState = "none"
+	// AnswerLeft: the visitor gave up its place (/.waitroom/leave).
+	AnswerLeft AnswerState = "left"
+)
+
+// Answer is what a visitor who does not go through is told.
+type Answer struct {
+	Room     string
+	State    AnswerState
+	Decision Decision
+	ETA      time.Duration
+	ETAKnown bool
+	// ETAMax, when more than ETA, makes the estimate a range: the line
+	// moved unevenly over the last minutes.
+	ETAMax     time.Duration
+	Progress   float64 // 0..1, from the position the visitor joined at
+	Refresh    time.Duration
+	ReturnTo   string // same-site request URI to go to once admitted
+	Token      string // the encoded ticket, for app clients
+	StatusCode int    // status of a waiting answer
+	Message    string // the operator's notice for the room
+}
+
+// Responder renders answers; package web implements it.
+type Responder interface {
+	// Waiting answers a GET or HEAD in line: HTML page or JSON by Accept.
+	Waiting(w http.ResponseWriter, r *http.Request, a Answer)
+	// Status answers /.waitroom/status, always JSON.
+	Status(w http.ResponseWriter, r *http.Request, a Answer)
+	// NotForwarded refuses a waiting visitor's POST, PUT, PATCH or DELETE.
+	NotForwarded(w http.ResponseWriter, r *http.Request, a Answer)
+	// Left confirms /.waitroom/leave.
+	Left(w http.ResponseWriter, r *http.Request, a Answer)
+	// Error answers with a branded error page.
+	Error(w http.ResponseWriter, r *http.Request, status int)
+}

@@ -1,0 +1,168 @@
+package waitroom
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// liveRoom is a room as it runs: its configuration (replaced by a reload),
+// what is in effect now (the configuration with the store's override on
+// top), the latest stats and their recent history. It belongs to Rooms and
+// outlives reloads, so nothing is handed over between configurations; the
+// admitter refreshes all but the configuration.
+type liveRoom struct {
+	name   string
+	cfg    atomic.Pointer[Room]
+	eff    atomic.Pointer[Effective]
+	stats  atomic.Pointer[Stats]
+	hist   history
+	spread atomic.Pointer[rateSpread] // of the last few minutes, for honest estimates
+	// shuffleSeed is the seed of the opening's shuffle, once it ran (the
+	// store's record, shown by the admin API); nil until the admitter has
+	// asked the store.
+	shuffleSeed atomic.Pointer[string]
+}
+
+// Effective is what a room runs on now: its limits and mode after the
+// runtime override, and the override itself.
+type Effective struct {
+	Limits   Limits
+	Mode     Mode
+	Override Override
+}
+
+func newLiveRoom(r Room) *liveRoom {
+	lr := &liveRoom{name: r.Name}
+	lr.cfg.Store(&r)
+	lr.stats.Store(&Stats{})
+	lr.setOverride(Override{})
+	return lr
+}
+
+// room is the room's configuration in service.
+func (lr *liveRoom) room() *Room { return lr.cfg.Load() }
+
+// configure puts a reloaded configuration in service, keeping the override
+// in effect, and forgets the opening's shuffle when the opening moved.
+func (lr *liveRoom) configure(r Room) {
+	old := lr.cfg.Swap(&r)
+	lr.setOverride(lr.eff.Load().Override)
+	if old.Schedule.ShuffleKey() != r.Schedule.ShuffleKey() {
+		lr.shuffleSeed.Store(nil)
+	}
+}
+
+func (lr *liveRoom) setOverride(o Override) {
+	lim, mode := o.Apply(*lr.room())
+	lr.eff.Store(&Effective{Limits: lim, Mode: mode, Override: o})
+}
+
+func (lr *liveRoom) limits() Limits { return lr.eff.Load().Limits }
+
+// admission is what the room does at now: the limits to ask the store with,
+// whether a newcomer may take a ticket, and where its schedule stands.
+// Before a sale opens and after it closes nobody goes in; before the
+// pre-queue and after closing nobody new gets a ticket either.
+func (lr *liveRoom) admission(now time.Time) (lim Limits, ph Phase, join bool) {
+	eff := lr.eff.Load()
+	lim, ph = eff.Limits, lr.room().Schedule.Phase(now)
+	join = eff.Mode != ModeReject
+	switch ph {
+	case PhaseBefore, PhaseClosed:
+		lim.MaxActive, join = 0, false
+	case PhasePrequeue:
+		lim.MaxActive = 0
+	}
+	return lim, ph, join
+}
+
+// message is the notice in effect: the override's, else the configured one.
+func (lr *liveRoom) message() string {
+	if m := lr.eff.Load().Override.Message; m != nil {
+		return *m
+	}
+	return lr.room().Message
+}
+
+// sampled records a tick's stats: the snapshot answers read, a point of the
+// history, and the rate spread recomputed from it, so answers never walk
+// the history.
+func (lr *liveRoom) sampled(now time.Time, st Stats) {
+	lr.stats.Store(&st)
+	lr.hist.add(now, &st)
+	lr.measureSpread(now)
+}
+
+// measureSpread recomputes the rate spread from the history.
+func (lr *liveRoom) measureSpread(now time.Time) {
+	var sp rateSpread
+	for _, s := range lr.hist.list() {
+		if now.Sub(s.At) > spreadWindow || s.AdmittedPerMinute <= 0 {
+			continue
+		}
+		r := float64(s.AdmittedPerMinute) / 60
+		if sp.low == 0 || r < sp.low {
+			sp.low = r
+		}
+		sp.high = max(sp.high, r)
+	}
+	lr.spread.Store(&sp)
+}
+
+// rateSpread is the slowest and fastest admission rate (per second) seen
+// over the last spreadWindow, from the history samples.
+type rateSpread struct{ low, high float64 }
+
+// spreadWindow is how far back the estimate looks for an unsteady line.
+const spreadWindow = 5 * time.Minute
+
+// unsteady is how much faster the fastest minute must be than the slowest
+// for the page to give a range rather than one figure.
+const unsteady = 1.5
+
+// Sample is one point of a room's recent history.
+type Sample struct {
+	At                time.Time `json:"t"`
+	Waiting           int64     `json:"waiting"`
+	Active            int64     `json:"active"`
+	AdmittedPerMinute int64     `json:"admitted_per_minute"`
+}
+
+// History keeps HistorySpan of samples, one per HistoryStep.
+const (
+	HistoryStep = 10 * time.Second
+	HistorySpan = 15 * time.Minute
+)
+
+// history is a ring of samples, one per HistoryStep at most.
+type history struct {
+	mu      sync.Mutex
+	samples [int(HistorySpan / HistoryStep)]Sample
+	next, n int
+}
+
+func (h *history) add(now time.Time, st *Stats) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n > 0 {
+		last := h.samples[(h.next+len(h.samples)-1)%len(h.samples)]
+		if now.Sub(last.At) < HistoryStep {
+			return
+		}
+	}
+	h.samples[h.next] = Sample{At: now.UTC().Truncate(time.Second), Waiting: st.Waiting, Active: st.Active, AdmittedPerMinute: st.AdmittedLastMinute}
+	h.next = (h.next + 1) % len(h.samples)
+	h.n = min(h.n+1, len(h.samples))
+}
+
+// list returns the samples, oldest first.
+func (h *history) list() []Sample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Sample, 0, h.n)
+	for i := range h.n {
+		out = append(out, h.samples[(h.next-h.n+i+2*len(h.samples))%len(h.samples)])
+	}
+	return out
+}

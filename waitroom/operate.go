@@ -1,0 +1,105 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+)
+
+// The operators' actions (the admin API) and the releases the site and
+// visitors ask for. Each goes to the store; the operators' changes then
+// refresh this instance's view of the room at once, so they show here
+// before the next tick (other instances pick them up at theirs).
+
+// SetOverride merges o into the room's runtime override in the store.
+// Errors: ErrNotFound for a room not in service, the store's errors (an
+// override it could not keep among them).
+func (rs *Rooms) SetOverride(ctx context.Context, room string, o Override) error {
+	if rs.get(room) == nil {
+		return fmt.Errorf("setting the override of room %q: %w", room, ErrNotFound)
+	}
+	if err := rs.store.SetOverride(ctx, room, o); err != nil {
+		return fmt.Errorf("setting the override of room %q: %w", room, err)
+	}
+	return rs.Refresh(ctx, room)
+}
+
+// ClearOverride drops the room's runtime override: back to the
+// configuration. Errors: ErrNotFound, the store's.
+func (rs *Rooms) ClearOverride(ctx context.Context, room string) error {
+	if rs.get(room) == nil {
+		return fmt.Errorf("clearing the override of room %q: %w", room, ErrNotFound)
+	}
+	if err := rs.store.ClearOverride(ctx, room); err != nil {
+		return fmt.Errorf("clearing the override of room %q: %w", room, err)
+	}
+	return rs.Refresh(ctx, room)
+}
+
+// AdmitNow lets up to n visitors in now, within the room's MaxActive,
+// ignoring the token bucket (the admin API's "admit N"); it works in a
+// paused room too, and not in a closed (reject) one. Errors: ErrNotFound,
+// ErrRoomClosed, the store's.
+func (rs *Rooms) AdmitNow(ctx context.Context, room string, n int) (Admitted, error) {
+	lr := rs.get(room)
+	if lr == nil {
+		return Admitted{}, fmt.Errorf("admitting in room %q: %w", room, ErrNotFound)
+	}
+	eff := lr.eff.Load()
+	lim := eff.Limits
+	switch eff.Mode {
+	case ModeReject:
+		return Admitted{}, fmt.Errorf("admitting in room %q: %w", room, ErrRoomClosed)
+	case ModePaused:
+		// A paused room admits nobody by itself, but an operator who asks
+		// for N gets them, within the room's max_active, in the order the
+		// configuration says (fifo or random).
+		o := eff.Override
+		o.Mode = lr.room().Mode
+		if o.Mode == ModePaused || o.Mode == ModeReject {
+			o.Mode = ModeFIFO
+		}
+		lim, _ = o.Apply(*lr.room())
+	}
+	a, err := rs.store.AdmitN(ctx, room, lim, n)
+	if err != nil {
+		return a, fmt.Errorf("admitting %d in room %q: %w", n, room, err)
+	}
+	rs.obs.Tick(room, a)
+	_ = rs.Refresh(ctx, room) // the admission stands; the view catches up at the next tick
+	return a, nil
+}
+
+// Release ends a visitor's session or place; how says who asked
+// ("upstream", "leave", "admin"), for the metrics. It works for a room a
+// reload removed too: a site may still release the people it served. It
+// does not refresh the view: a site's checkouts must not cost two more
+// store calls each. Errors: ErrNotFound (no such visitor), the store's.
+func (rs *Rooms) Release(ctx context.Context, room, visitor, how string) error {
+	rs.sessions.Load().drop(room, visitor)
+	if err := rs.store.Release(ctx, room, visitor); err != nil {
+		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
+	}
+	rs.obs.Released(room, how)
+	return nil
+}
+
+// Refresh reads the room's override and stats from the store now, so this
+// instance shows a change before its next tick. Errors: ErrNotFound, the
+// store's.
+func (rs *Rooms) Refresh(ctx context.Context, room string) error {
+	lr := rs.get(room)
+	if lr == nil {
+		return fmt.Errorf("refreshing room %q: %w", room, ErrNotFound)
+	}
+	o, err := rs.store.Override(ctx, room)
+	if err != nil {
+		return fmt.Errorf("refreshing room %q: %w", room, err)
+	}
+	lr.setOverride(o)
+	st, err := rs.store.Stats(ctx, room)
+	if err != nil {
+		return fmt.Errorf("refreshing room %q: %w", room, err)
+	}
+	lr.stats.Store(&st)
+	return nil
+}

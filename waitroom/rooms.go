@@ -1,0 +1,174 @@
+package waitroom
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Rooms owns the rooms as they run: each room's live state (the override in
+// effect, the latest stats and their history, the opening's shuffle), the
+// session cache, the store's health, the admitters (Run) and the operators'
+// actions (operate.go). It outlives reloads: a reload Applies a new
+// configuration and builds a new Gate over the same Rooms, so nothing is
+// handed from one configuration to the next.
+type Rooms struct {
+	store    Store
+	obs      Observer
+	log      *zap.Logger
+	health   health
+	live     atomic.Pointer[map[string]*liveRoom] // replaced whole by Apply
+	sessions atomic.Pointer[sessionCache]         // nil: no cache
+	policy   atomic.Pointer[OutagePolicy]
+
+	applyMu sync.Mutex
+	changed chan struct{} // Apply changed the rooms; Run reconciles its admitters
+}
+
+// RoomsOptions wires Rooms. Store is required.
+type RoomsOptions struct {
+	Store Store
+	// Observer hears what the rooms, their admitters and the gates over
+	// them do, for metrics. Nil hears nothing.
+	Observer Observer
+	// Log receives ticks, outages and operators' actions. Nil discards.
+	Log *zap.Logger
+}
+
+// RoomsConfig is the part of a configuration that Rooms runs on.
+type RoomsConfig struct {
+	Rooms []Room
+	// SessionCache is how long a visitor the store found inside is trusted
+	// to be still inside without asking again (store.session_cache); see
+	// sessionCache. 0 asks the store on every request.
+	SessionCache time.Duration
+	// OnOutage is what gates do while the store cannot be reached
+	// (store.on_error); "" is OutageClosed.
+	OnOutage OutagePolicy
+}
+
+// NewRooms returns Rooms with no room; Apply puts a configuration in service.
+func NewRooms(o RoomsOptions) *Rooms {
+	rs := &Rooms{store: o.Store, obs: o.Observer, log: o.Log, changed: make(chan struct{}, 1)}
+	if rs.obs == nil {
+		rs.obs = nopObserver{}
+	}
+	if rs.log == nil {
+		rs.log = zap.NewNop()
+	}
+	closed := OutageClosed
+	rs.policy.Store(&closed)
+	rs.health = health{obs: rs.obs, log: rs.log, policy: rs.onOutage}
+	empty := map[string]*liveRoom{}
+	rs.live.Store(&empty)
+	return rs
+}
+
+// Apply puts a configuration in service. A room it keeps keeps its live
+// state (the override in effect, the stats and their history), a new one
+// starts empty, a removed one stops ticking at once (its line stays in the
+// store, and its visitors are told it is closed). It returns the names of
+// the rooms it removed.
+func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
+	rs.applyMu.Lock()
+	defer rs.applyMu.Unlock()
+	old := *rs.live.Load()
+	next := make(map[string]*liveRoom, len(c.Rooms))
+	for _, r := range c.Rooms {
+		if lr := old[r.Name]; lr != nil {
+			lr.configure(r)
+			next[r.Name] = lr
+			continue
+		}
+		next[r.Name] = newLiveRoom(r)
+	}
+	for name := range old {
+		if next[name] == nil {
+			removed = append(removed, name)
+		}
+	}
+	sort.Strings(removed)
+	policy := c.OnOutage
+	if policy == "" {
+		policy = OutageClosed
+	}
+	rs.policy.Store(&policy)
+	if cur := rs.sessions.Load(); cur.interval() != c.SessionCache {
+		rs.sessions.Store(newSessionCache(c.SessionCache))
+	}
+	rs.live.Store(&next)
+	select {
+	case rs.changed <- struct{}{}:
+	default: // Run has a reconcile due already
+	}
+	return removed
+}
+
+// get is the room called name in service, nil for none.
+func (rs *Rooms) get(name string) *liveRoom { return (*rs.live.Load())[name] }
+
+func (rs *Rooms) onOutage() OutagePolicy { return *rs.policy.Load() }
+
+// Names lists the rooms in service, sorted.
+func (rs *Rooms) Names() []string {
+	live := *rs.live.Load()
+	names := make([]string, 0, len(live))
+	for n := range live {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// StoreDown reports whether the last store call, a request's or a tick's,
+// failed.
+func (rs *Rooms) StoreDown() bool { return rs.health.down.Load() }
+
+// RoomInfo is what Rooms knows of a room, for the admin API: its
+// configuration, what is in effect, the latest stats (as of the last tick)
+// and the estimated wait at the back of the line.
+type RoomInfo struct {
+	Room      Room
+	Effective Effective
+	Stats     Stats
+	// BackETA is the wait of someone joining now; BackETAOK is false while
+	// the rate is unknown or the room admits nobody.
+	BackETA   time.Duration
+	BackETAOK bool
+	// Message is the notice the waiting page shows now.
+	Message string
+	// Phase is where the room's schedule stands; ShuffleSeed the seed of
+	// its opening's shuffle, once drawn ("" before, or without a schedule).
+	Phase       Phase
+	ShuffleSeed string
+}
+
+// Info describes a room; ok is false for a room not in service.
+func (rs *Rooms) Info(name string) (RoomInfo, bool) {
+	lr := rs.get(name)
+	if lr == nil {
+		return RoomInfo{}, false
+	}
+	eff, st, room := lr.eff.Load(), lr.stats.Load(), lr.room()
+	info := RoomInfo{Room: *room, Effective: *eff, Stats: *st, Message: lr.message(), Phase: room.Schedule.Phase(time.Now())}
+	if seed := lr.shuffleSeed.Load(); seed != nil {
+		info.ShuffleSeed = *seed
+	}
+	if rate := admissionRate(st, eff.Limits.AdmitRate); rate > 0 && eff.Limits.MaxActive > 0 {
+		info.BackETA = time.Duration(float64(st.Waiting+1)/rate) * time.Second
+		info.BackETAOK = true
+	}
+	return info, true
+}
+
+// History returns the room's samples of the last HistorySpan, oldest first.
+func (rs *Rooms) History(name string) ([]Sample, bool) {
+	lr := rs.get(name)
+	if lr == nil {
+		return nil, false
+	}
+	return lr.hist.list(), true
+}

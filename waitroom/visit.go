@@ -1,0 +1,238 @@
+package waitroom
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// visit is one request's standing in a room: who asked, what the store
+// decided, and the ticket the client holds once the answer is sent. Serve
+// and Status both make one, then answer from it.
+type visit struct {
+	lr    *liveRoom
+	p     Presented
+	v     Visitor
+	d     Decision
+	phase Phase
+	raw   string // the encoded ticket the client holds after this answer
+	fresh bool   // this answer wrote a new ticket
+}
+
+// visit identifies the visitor, asks the store where it stands (joining it
+// when join is true and the room takes newcomers now) and writes the
+// ticket the decision calls for.
+func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Presented, join bool) (visit, error) {
+	now := time.Now()
+	vt := visit{lr: lr, p: p, v: g.visitor(lr.name, p, now), raw: p.Raw}
+	lim, ph, open := lr.admission(now)
+	vt.phase = ph
+	d, err := g.decide(r.Context(), lr.name, lim, vt.v, join && open, now)
+	if err != nil {
+		return vt, err
+	}
+	vt.d = d
+	if d.State != StateNone {
+		vt.raw, vt.fresh = g.reissue(w, lr.name, vt.v, p, d, now)
+	}
+	return vt, nil
+}
+
+// visitor is who the store is asked about. A ticket whose admission has run
+// out (a finished session) gives up its number: after a restart of the
+// store, only places still held may be put back, not sessions long served.
+// One whose admission still runs says until when, so a store that lost its
+// data lets it back inside rather than into line.
+func (g *Gate) visitor(room string, p Presented, now time.Time) Visitor {
+	if !p.Valid {
+		id := NewVisitorID()
+		if ce := g.log.Check(zap.DebugLevel, "new visitor"); ce != nil {
+			ce.Write(zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Bool("ticket_refused", p.Refused))
+		}
+		return Visitor{ID: id}
+	}
+	v := Visitor{ID: p.Ticket.Visitor, Ticket: p.Ticket.Number}
+	switch {
+	case p.Ticket.Admitted(now):
+		v.Until = time.Unix(p.Ticket.Until, 0)
+	case p.Ticket.Until != 0:
+		v.Ticket = 0
+	}
+	return v
+}
+
+// decide asks the store where the visitor stands, unless its ticket says it
+// is inside and the store said so less than the session cache's interval
+// ago.
+func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, join bool, now time.Time) (Decision, error) {
+	sessions := g.rooms.sessions.Load()
+	if !v.Until.IsZero() {
+		if until, ok := sessions.get(room, v.ID, now); ok {
+			return Decision{State: StateAdmitted, Ticket: v.Ticket, Until: until}, nil
+		}
+	}
+	d, err := g.rooms.store.Decide(ctx, room, lim, v, join)
+	if err != nil {
+		return d, err
+	}
+	g.rooms.health.answered()
+	if d.State == StateAdmitted {
+		sessions.put(room, v.ID, d.Until, now)
+		if d.Ticket == 0 {
+			d.Ticket = v.Ticket // a store need not keep the number of those inside
+		}
+	}
+	return d, nil
+}
+
+// reissue writes a new ticket when the visitor's standing changed (a new
+// place, a new or renewed session) or the one sent is past half its life.
+// Otherwise it keeps the one sent, so a waiting visitor's poll costs no
+// encoding. It returns the current value and whether it wrote a new one.
+func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision, now time.Time) (string, bool) {
+	want := p.Ticket
+	want.Visitor, want.Room = v.ID, room
+	if d.Ticket != 0 {
+		want.Number = d.Ticket
+	}
+	if !p.Valid {
+		want.Issued = now.Unix()
+	}
+	want.Start = startOf(p, d)
+	want.Until = 0
+	if d.State == StateAdmitted {
+		want.Until = d.Until.Unix()
+	}
+	fresh := now.Unix()-p.Ticket.Sealed < int64(g.tickets.MaxAge()/time.Second)/2
+	if p.Valid && want == p.Ticket && fresh {
+		return p.Raw, false
+	}
+	value, err := g.tickets.Encode(want)
+	if err != nil {
+		g.log.Error("encoding ticket", zap.String(fieldRoom, room), zap.Error(err))
+		return p.Raw, false
+	}
+	g.tickets.SetCookie(w, room, value)
+	if !p.Cookie {
+		w.Header().Set(TokenHeader, value)
+	}
+	return value, true
+}
+
+// startOf is the position the progress bar counts from: the one the visitor
+// joined at, or its current one when its place is new to this ticket.
+func startOf(p Presented, d Decision) int64 {
+	if d.State != StateWaiting {
+		return 0
+	}
+	if p.Valid && p.Ticket.Start >= d.Position && p.Ticket.Number == d.Ticket {
+		return p.Ticket.Start
+	}
+	return d.Position
+}
+
+// answer words a visit that does not go through: in line, before the sale,
+// or closed, with the wait and when to ask again. App clients (no cookie)
+// get their ticket in it; browsers keep theirs in an HttpOnly cookie, out
+// of reach of page scripts.
+func (g *Gate) answer(vt visit, returnTo string) Answer {
+	lr, d := vt.lr, vt.d
+	room, eff := lr.room(), lr.eff.Load()
+	a := Answer{
+		Room: lr.name, State: answerState(d.State), Decision: d, Refresh: room.Refresh,
+		ReturnTo: returnTo, StatusCode: room.StatusCode, Message: lr.message(),
+	}
+	if !vt.p.Cookie {
+		a.Token = vt.raw
+	}
+	switch {
+	case d.State == StateAdmitted:
+		return a
+	case eff.Mode == ModeReject || vt.phase == PhaseClosed:
+		a.State, a.Decision = AnswerClosed, Decision{}
+		return a
+	case vt.phase == PhaseBefore || vt.phase == PhasePrequeue:
+		// Everyone early is equal until the opening's shuffle: no place is
+		// shown, only the time left until the sale opens.
+		a.State, a.Decision = AnswerPrequeue, Decision{State: d.State, Ticket: d.Ticket}
+		until := max(time.Until(room.Schedule.OpensAt), 0)
+		a.ETA, a.ETAKnown = until, true
+		a.Refresh = refreshHint(*room, nearFront+1, until, true)
+		return a
+	case d.State != StateWaiting:
+		return a
+	case eff.Mode == ModePaused:
+		a.State = AnswerPaused
+	}
+	if start := startOf(vt.p, d); start > 0 {
+		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
+	}
+	if rate := admissionRate(lr.stats.Load(), eff.Limits.AdmitRate); rate > 0 && eff.Mode != ModePaused {
+		a.ETA, a.ETAMax = etaRange(d.Position, rate, lr.spread.Load())
+		a.ETAKnown = true
+	}
+	a.Refresh = refreshHint(*room, d.Position, a.ETA, a.ETAKnown)
+	return a
+}
+
+// answerState words a store's State for the visitor.
+func answerState(s State) AnswerState {
+	switch s {
+	case StateWaiting:
+		return AnswerWaiting
+	case StateAdmitted:
+		return AnswerAdmitted
+	}
+	return AnswerNone
+}
+
+// outage is what a visitor is told while the store cannot be reached, and
+// whether it goes through anyway: with store.on_error open everyone does;
+// with closed only a ticket whose admission still runs, on the word of its
+// seal.
+func (g *Gate) outage(lr *liveRoom, p Presented, returnTo string, err error) (Answer, bool) {
+	g.rooms.health.failed(err)
+	room := lr.room()
+	a := Answer{Room: lr.name, State: AnswerHold, Refresh: room.Refresh, ReturnTo: returnTo, StatusCode: room.StatusCode}
+	if g.rooms.onOutage() == OutageOpen || (p.Valid && p.Ticket.Admitted(time.Now())) {
+		a.State = AnswerAdmitted
+		return a, true
+	}
+	return a, false
+}
+
+// etaRange is the wait of someone at position: one figure from the
+// current rate when the line moves steadily, else the range between the
+// fastest and the slowest minute of the last few (the current rate
+// included), so the page does not promise what an uneven line may not keep.
+func etaRange(position int64, rate float64, sp *rateSpread) (time.Duration, time.Duration) {
+	at := func(r float64) time.Duration {
+		return time.Duration(math.Ceil(float64(position)/r)) * time.Second
+	}
+	if sp == nil || sp.low <= 0 {
+		return at(rate), 0
+	}
+	lo, hi := min(sp.low, rate), max(sp.high, rate)
+	if hi < unsteady*lo {
+		return at(rate), 0
+	}
+	return at(hi), at(lo)
+}
+
+// minMeasured is how long a room must have been measured before its rate
+// means anything; until then the wait is "calculating".
+const minMeasured = 10 * time.Second
+
+// admissionRate is admissions per second as measured over the last minute:
+// what the line really does, not what it is allowed to do. It never exceeds
+// the configured rate, since the immediate admissions of a room's first
+// seconds would otherwise promise a speed the bucket will not give.
+func admissionRate(st *Stats, limit Rate) float64 {
+	if st.MeasuredOver < minMeasured || st.AdmittedLastMinute <= 0 {
+		return 0
+	}
+	return math.Min(float64(st.AdmittedLastMinute)/st.MeasuredOver.Seconds(), limit.PerSecond())
+}
