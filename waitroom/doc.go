@@ -1,16 +1,21 @@
 // Package waitroom holds the admission model of the waiting room: the Store
-// that keeps the line, the Gate that puts each request in front of it, the
-// Admitter that moves the line along, and the visitor Ticket.
+// that keeps the line, the Rooms that run on it, the Gate that puts each
+// request in front of a room's line, and the visitor's Ticket.
+//
+// # The admission model
 //
 // A room has two limits. MaxActive bounds the sessions inside at once;
 // AdmitRate (a token bucket of AdmitBurst tokens) bounds how fast new visitors
 // go in. A new visitor who finds nobody waiting, a free slot and a token goes
 // straight in; everyone else takes the next ticket number and waits. Every tick
-// the Admitter asks the Store to move visitors from the head of the line into
+// an Admitter asks the Store to move visitors from the head of the line into
 // the active set while both limits allow. Visitors who stopped polling for
 // longer than AbandonAfter are skipped and dropped, never admitted. An active
 // session slides forward on each request and ends when it expires, when the
 // visitor leaves, or when the upstream answers "Waitroom-Command: release".
+// A room's Mode (fifo, random, passthrough, reject, paused) and an operator's
+// runtime Override reshape the limits a store is asked with (Override.Apply),
+// so a store knows nothing of modes.
 //
 // Ticket numbers are seeded from the store's clock, in microseconds since the
 // Unix epoch, when a room's counter is created, and grow by one per join, so
@@ -20,4 +25,38 @@
 // earlier incarnation of the store and is put back at that place, once; a
 // ticket from the current incarnation that the store no longer knows was
 // abandoned, released or expired, and its holder joins at the back.
+//
+// # The store contract
+//
+// store.go holds the whole of it: the Store interface (Decide on every
+// request; Admit on every tick; AdmitN, Shuffle, Release and the override
+// for operators; Stats and Ping), the values it takes and returns, and the
+// sentinel errors. Every method is atomic, so any number of gateways that
+// share a store keep one line. memstore keeps it in process; redisstore in
+// Redis, one Lua script per change; storetest holds both to it.
+//
+// # The request path, by file
+//
+// A visitor's request crosses these, in order:
+//
+//	cmd/waitroom/frontdoor.go  frontDoor: strips Waitroom-Visitor/-Room, cleans the path,
+//	                           serves /.waitroom/*, routes, then bypasses, proxies or gates
+//	proxy/path.go              CleanPath: the one spelling that is matched and forwarded
+//	proxy/router.go            Router.Match: host, then the longest path prefix
+//	proxy/bypass.go            Bypass.Match: static paths, allowed networks, a secret header
+//	waitroom/gate.go           Gate.Serve: identify, decide, then next or an answer
+//	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
+//	waitroom/visit.go          visit: the store's decision, a fresh ticket when it changed,
+//	                           the answer's words (position, wait, when to ask again)
+//	waitroom/store.go          Store.Decide: one atomic call
+//	web/responder.go           the answer as the waiting page, JSON or a refusal
+//	proxy/upstream.go          Upstream: the admitted request to the site, release by
+//	                           Waitroom-Command, WebSockets kept alive (waitroom/keepalive.go)
+//
+// Beside the request path: waitroom/endpoints.go (/.waitroom/status and
+// /leave), waitroom/rooms.go (Rooms: each room's live state, which outlives
+// reloads; the operators' actions are in operate.go), waitroom/admitter.go
+// (Rooms.Run: a ticker per room), waitroom/live.go (a room's limits in
+// effect, stats and history), cmd/waitroom/build.go (a configuration built
+// once) and reload.go (a new generation swapped in whole).
 package waitroom

@@ -21,10 +21,10 @@ const (
 // maxReturnTo bounds the return_to parameter; longer is refused.
 const maxReturnTo = 2048
 
-// SafeReturnTo accepts only a path on this site ("/events/1?x=y"): no
+// safeReturnTo accepts only a path on this site ("/events/1?x=y"): no
 // scheme, no host, no "//" or "/\" that a browser would read as another
 // host, no control characters. An empty value means "/".
-func SafeReturnTo(s string) (string, bool) {
+func safeReturnTo(s string) (string, bool) {
 	if s == "" {
 		return "/", true
 	}
@@ -131,7 +131,7 @@ func crossSite(r *http.Request) bool {
 // told "closed", so its page says so rather than failing.
 func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool) (*liveRoom, string, bool) {
 	q := r.URL.Query()
-	returnTo, ok := SafeReturnTo(q.Get("return_to"))
+	returnTo, ok := safeReturnTo(q.Get("return_to"))
 	if !ok {
 		g.resp.Error(w, r, http.StatusBadRequest)
 		return nil, "", false

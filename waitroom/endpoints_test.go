@@ -13,8 +13,8 @@ func TestSafeReturnTo(t *testing.T) {
 		"/search?q=//x.com/": "/search?q=//x.com/",
 	}
 	for in, want := range ok {
-		if got, good := SafeReturnTo(in); !good || got != want {
-			t.Errorf("SafeReturnTo(%q) = %q, %v; want %q", in, got, good, want)
+		if got, good := safeReturnTo(in); !good || got != want {
+			t.Errorf("safeReturnTo(%q) = %q, %v; want %q", in, got, good, want)
 		}
 	}
 	for _, in := range []string{
@@ -22,8 +22,8 @@ func TestSafeReturnTo(t *testing.T) {
 		"http:evil", "javascript:alert(1)", "evil.example", "/a\nb", "/a\tb", "/a\\b", "/a\x7fb",
 		"/" + string(make([]byte, maxReturnTo)),
 	} {
-		if got, good := SafeReturnTo(in); good {
-			t.Errorf("SafeReturnTo(%q) accepted as %q", in, got)
+		if got, good := safeReturnTo(in); good {
+			t.Errorf("safeReturnTo(%q) accepted as %q", in, got)
 		}
 	}
 }

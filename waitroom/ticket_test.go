@@ -207,3 +207,41 @@ func FuzzTicketDecode(f *testing.F) {
 		}
 	})
 }
+
+// Read says why a ticket was refused, as the metrics count it: an
+// authentic ticket sealed longer than max_age ago is "expired", one of
+// another room "other", anything that fails its MAC "invalid".
+func TestTickets_RejectionReasons(t *testing.T) {
+	t.Parallel()
+	k := fixedKeys(1)
+	codec := testTickets(t, k)
+	sc := securecookie.New(k.Hash, k.Block)
+	sc.SetSerializer(ticketCodec{})
+	old := sampleTicket()
+	old.Version, old.Sealed = ticketVersion, time.Now().Add(-2*time.Hour).Unix()
+	expired, err := sc.Encode("waitroom_concert", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Authentic (signed for this room) but of a format version this build
+	// does not read.
+	future := sampleTicket()
+	future.Version, future.Sealed = ticketVersion+1, time.Now().Unix()
+	unusable, err := sc.Encode("waitroom_concert", future)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := codec.Encode(sampleTicket())
+	for value, want := range map[string]string{
+		expired:              RejectExpired,
+		unusable:             RejectOther,
+		"not-a-ticket":       RejectInvalid,
+		fresh[:len(fresh)-4]: RejectInvalid,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set(TokenHeader, value)
+		if p := codec.Read(r, "concert"); p.Valid || !p.Refused || p.Rejection != want {
+			t.Errorf("%.20s…: refused %v for %q, want %q", value, p.Refused, p.Rejection, want)
+		}
+	}
+}

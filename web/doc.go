@@ -1,6 +1,11 @@
 // Package web renders what a waiting visitor sees: the waiting room page, its
 // JSON twin for scripts and apps, and the branded error pages the proxy shows
-// when the site is down or a request is refused.
+// when the site is down or a request is refused. It also serves the
+// operators' side on the admin listener: the JSON API (admin.go, adminapi.go:
+// rooms, their stats and history, runtime overrides, "admit N", releases),
+// behind a bearer token compared in constant time, and the live dashboard
+// (dashboard.go), whose page holds no data and calls the API with the token.
+// Every read and change of the API goes through waitroom.Rooms.
 //
 // Pages is built once by New from templates and assets embedded in the
 // binary, so a running waitroom never reads the disk to answer a visitor, and

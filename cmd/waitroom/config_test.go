@@ -45,6 +45,23 @@ func TestConfig_Good(t *testing.T) {
 	}
 }
 
+// A route without a path covers every path, as RouteConfig documents.
+func TestConfig_RoutePathDefault(t *testing.T) {
+	src := strings.Replace(goodConfig, "  - { path: /, upstream: shop }", "  - { upstream: shop }", 1)
+	s, err := parseConfig("default-path.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Routes[1].Path; got != "/" {
+		t.Fatalf("route path default: %q, want \"/\"", got)
+	}
+	for path, room := range map[string]string{"/anything": "", "/events/1": "concert"} {
+		if r, ok := s.router.Match("shop.example", path); !ok || r.Room != room {
+			t.Errorf("%s: matched %v %+v, want room %q", path, ok, r, room)
+		}
+	}
+}
+
 func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	t.Setenv("WAITROOM_HASH_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	t.Setenv("WAITROOM_BLOCK_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
