@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,7 +86,7 @@ type job struct {
 func New(o Options) *Dispatcher {
 	cfg := o.Delivery.withDefaults()
 	d := &Dispatcher{
-		endpoints: o.Endpoints, cfg: cfg, claimer: o.Claimer, obs: o.Observer, log: o.Log,
+		endpoints: slices.Clone(o.Endpoints), cfg: cfg, claimer: o.Claimer, obs: o.Observer, log: o.Log,
 		queue: make(chan *job, cfg.QueueSize), stop: make(chan struct{}),
 		timers: make(map[*job]*time.Timer), idle: make(chan struct{}),
 	}
@@ -237,14 +238,10 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	}
 	close(d.stop)
 	d.wg.Wait()
-	for {
-		select {
-		case j := <-d.queue: // only after giving up: workers may stop before taking every job
-			d.finish(j, ResultAbandoned)
-			continue
-		default:
-		}
-		break
+	// Only after giving up can jobs be left: the workers may stop before
+	// taking them. Nothing adds to the queue any more.
+	for len(d.queue) > 0 {
+		d.finish(<-d.queue, ResultAbandoned)
 	}
 	d.cancel()
 	return err

@@ -211,3 +211,71 @@ func TestDispatcher_StatusesThatEndADelivery(t *testing.T) {
 		})
 	}
 }
+
+// TestDispatcher_EndlessAnswerIsCutShort: a receiver that answers 200 and
+// then streams forever does not hold a worker: only the start of an answer
+// is read.
+func TestDispatcher_EndlessAnswerIsCutShort(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(_ int, w http.ResponseWriter) {
+		chunk := bytes.Repeat([]byte("x"), 32<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	obs := &counter{}
+	cfg := fast()
+	cfg.Timeout = time.Minute
+	d := webhook.New(webhook.Options{Endpoints: []webhook.Endpoint{endpoint(t, r.srv.URL, r.secret, webhook.QueueStarted)}, Delivery: cfg, Observer: obs})
+	d.Send(queueStarted(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := d.Close(ctx); err != nil || obs.get(webhook.ResultSent) != 1 {
+		t.Errorf("Close = %v, counts %v; want sent without reading the whole answer", err, obs)
+	}
+}
+
+// TestDispatcher_EveryDeliveryEndsOnce: Sends from many goroutines racing
+// Close; every delivery ends in exactly one final result.
+func TestDispatcher_EveryDeliveryEndsOnce(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n%3 == 0 {
+			w.WriteHeader(503)
+		}
+	})
+	obs := &counter{}
+	cfg := fast()
+	cfg.QueueSize, cfg.Workers = 50, 4
+	d := webhook.New(webhook.Options{Endpoints: []webhook.Endpoint{endpoint(t, r.srv.URL, r.secret, webhook.QueueStarted)}, Delivery: cfg, Observer: obs})
+	const senders, each = 8, 100
+	done := make(chan struct{})
+	for s := range senders {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range each {
+				d.Send(queueStarted(s*each + i%(each/2))) // every event twice
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_ = d.Close(ctx)
+	for range senders {
+		<-done
+	}
+	final := 0
+	for _, res := range []webhook.Result{webhook.ResultSent, webhook.ResultFailedStatus, webhook.ResultFailedNetwork,
+		webhook.ResultAbandoned, webhook.ResultDropped, webhook.ResultDuplicate, webhook.ResultInvalid} {
+		final += obs.get(res)
+	}
+	if final != senders*each {
+		t.Errorf("%d final results for %d Sends: %v", final, senders*each, obs)
+	}
+	if got := len(r.requests()); got < obs.get(webhook.ResultSent) {
+		t.Errorf("receiver got %d requests, fewer than the %d counted sent", got, obs.get(webhook.ResultSent))
+	}
+}

@@ -35,16 +35,19 @@ const (
 	VisitorAdmitted EventType = "visitor.admitted"
 )
 
-// Events lists every event type, in the order docs and errors name them.
-var Events = []EventType{QueueStarted, QueueDrained, RoomModeChanged, RoomClosed, VisitorAdmitted}
+// eventTypes are the event types, in the order docs and errors name them.
+var eventTypes = [...]EventType{QueueStarted, QueueDrained, RoomModeChanged, RoomClosed, VisitorAdmitted}
+
+// Events lists every event type.
+func Events() []EventType { return slices.Clone(eventTypes[:]) }
 
 // Known reports whether t is one of Events.
-func (t EventType) Known() bool { return slices.Contains(Events, t) }
+func (t EventType) Known() bool { return slices.Contains(eventTypes[:], t) }
 
 // knownList is the list for error messages: "queue.started, ...".
 func knownList() string {
-	names := make([]string, len(Events))
-	for i, t := range Events {
+	names := make([]string, len(eventTypes))
+	for i, t := range eventTypes {
 		names[i] = string(t)
 	}
 	return strings.Join(names, ", ")
