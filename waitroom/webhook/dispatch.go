@@ -136,7 +136,8 @@ func (d *Dispatcher) Wants(t EventType) bool {
 // reports whether e was queued: false when nobody wants it, when its data
 // does not encode, when the queue lacks room for all its deliveries, when
 // this instance already took an event with the same ID, or after Close.
-// Each case but the first is counted and logged.
+// Each case but the first is counted; data that does not encode and drops
+// are logged too.
 func (d *Dispatcher) Send(e Event) bool {
 	var targets []*Endpoint
 	for i := range d.endpoints {
