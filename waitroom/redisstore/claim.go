@@ -7,7 +7,7 @@ import (
 )
 
 // claimScript is SET NX PX as a script: every write of this store is one.
-var claimScript = loadScript("claim.lua", false)
+var claimScript = loadScript("claim.lua", preludeOnly)
 
 // maxClaimKey bounds a claim's key. The webhook dispatcher sends its
 // message ids, 28 bytes.
