@@ -1,10 +1,23 @@
 package pass
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+)
+
+// The verifiers for sites, relative to this package.
+var (
+	javaSource = filepath.Join("..", "..", "docs", "integrations", "pass", "java", "WaitroomPass.java")
+	javaDir    = filepath.Dir(javaSource)
 )
 
 // verifyFunc asks one verifier about one pass: the refusal's reason, or ""
@@ -68,4 +81,96 @@ func TestInterop_Go(t *testing.T) {
 		c, err := v.Verify(context.Background(), token, room)
 		return Reason(err), c
 	})
+}
+
+func TestInterop_Java(t *testing.T) {
+	t.Parallel()
+	java := lookPath(t, "java")
+	f := newFixture(t, time.Now())
+	srv := newJWKSServer(t, f.signer.JWKS())
+	p := startBatch(t, java, javaSource, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1")
+	scenario(t, f, srv, p.verify)
+}
+
+// batch is a Java or Node verifier started once, asked about one pass per
+// line ("room TAB token"), answering one line each.
+type batch struct {
+	in     io.WriteCloser
+	lines  chan string
+	stderr *bytes.Buffer
+}
+
+func startBatch(tb testing.TB, prog string, args ...string) *batch {
+	tb.Helper()
+	cmd := exec.Command(prog, args...)
+	b := &batch{lines: make(chan string), stderr: new(bytes.Buffer)}
+	cmd.Stderr = b.stderr
+	var err error
+	if b.in, err = cmd.StdinPipe(); err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		b.in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	go func() {
+		defer close(b.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 64<<10)
+		for sc.Scan() {
+			b.lines <- sc.Text()
+		}
+	}()
+	return b
+}
+
+func (b *batch) verify(tb testing.TB, token, room string) (string, Claims) {
+	tb.Helper()
+	if _, err := io.WriteString(b.in, room+"\t"+token+"\n"); err != nil {
+		tb.Fatalf("writing to the verifier: %v\n%s", err, b.stderr)
+	}
+	var line string
+	select {
+	case l, ok := <-b.lines:
+		if !ok {
+			tb.Fatalf("the verifier exited:\n%s", b.stderr)
+		}
+		line = l
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("no answer in 60s:\n%s", b.stderr)
+	}
+	return parseAnswer(tb, line)
+}
+
+// parseAnswer reads "ok {claims}" or "refused reason detail".
+func parseAnswer(tb testing.TB, line string) (string, Claims) {
+	tb.Helper()
+	verdict, rest, _ := strings.Cut(line, " ")
+	switch verdict {
+	case "ok":
+		var c Claims
+		if err := json.Unmarshal([]byte(rest), &c); err != nil {
+			tb.Fatalf("claims %q: %v", rest, err)
+		}
+		return "", c
+	case "refused":
+		reason, _, _ := strings.Cut(rest, " ")
+		return reason, Claims{}
+	}
+	tb.Fatalf("unexpected answer %q", line)
+	return "", Claims{}
 }
