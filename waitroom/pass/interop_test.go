@@ -18,6 +18,7 @@ import (
 var (
 	javaSource = filepath.Join("..", "..", "docs", "integrations", "pass", "java", "WaitroomPass.java")
 	javaDir    = filepath.Dir(javaSource)
+	nodeModule = filepath.Join("..", "..", "docs", "integrations", "pass", "node", "waitroom-pass.mjs")
 )
 
 // verifyFunc asks one verifier about one pass: the refusal's reason, or ""
@@ -89,6 +90,15 @@ func TestInterop_Java(t *testing.T) {
 	f := newFixture(t, time.Now())
 	srv := newJWKSServer(t, f.signer.JWKS())
 	p := startBatch(t, java, javaSource, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1")
+	scenario(t, f, srv, p.verify)
+}
+
+func TestInterop_Node(t *testing.T) {
+	t.Parallel()
+	node := lookPath(t, "node")
+	f := newFixture(t, time.Now())
+	srv := newJWKSServer(t, f.signer.JWKS())
+	p := startBatch(t, node, nodeModule, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1")
 	scenario(t, f, srv, p.verify)
 }
 

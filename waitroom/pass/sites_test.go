@@ -3,6 +3,8 @@ package pass
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -71,5 +73,65 @@ func TestJava_CommandLineAndInterceptor(t *testing.T) {
 	want := "true 200 concert -\nfalse 403 - no-store\nfalse 403 - no-store\nfalse 403 - no-store\nfalse 403 - no-store\n"
 	if string(out) != want {
 		t.Fatalf("interceptor answers:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestNode_CommandLine(t *testing.T) {
+	t.Parallel()
+	node := lookPath(t, "node")
+	cliCheck(t, newFixture(t, time.Now()), node, nodeModule)
+}
+
+// The Express-style middleware, served by node:http.
+func TestNode_Middleware(t *testing.T) {
+	t.Parallel()
+	node := lookPath(t, "node")
+	f := newFixture(t, time.Now())
+	srv := newJWKSServer(t, f.signer.JWKS())
+	down := newJWKSServer(t, nil)
+	down.set([]byte("gone"), http.StatusNotFound)
+	p := startBatch(t, node, filepath.Join("testdata", "node", "middleware.mjs"), nodeModule, srv.URL, down.URL)
+	var port string
+	select {
+	case port = <-p.lines:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the node server did not start:\n%s", p.stderr)
+	}
+	valid := sign(t, f.signer, f.pass, time.Now())
+	vip := f.pass
+	vip.Room = "vip"
+	for _, tc := range []struct {
+		name, path string
+		passes     []string
+		status     int
+	}{
+		{"valid", "/bookings", []string{valid}, 200},
+		{"none", "/bookings", nil, 403},
+		{"two", "/bookings", []string{valid, valid}, 403},
+		{"another room", "/bookings", []string{sign(t, f.signer, vip, time.Now())}, 403},
+		{"expired", "/bookings", []string{sign(t, f.signer, f.pass, time.Now().Add(-time.Hour))}, 403},
+		{"keys unavailable", "/down", []string{valid}, 503},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+tc.path, nil)
+		for _, v := range tc.passes {
+			req.Header.Add(HeaderName, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.name, err, p.stderr)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d %q, want %d", tc.name, resp.StatusCode, body, tc.status)
+			continue
+		}
+		var c Claims
+		switch {
+		case tc.status == 200 && (json.Unmarshal(body, &c) != nil || c.Subject != f.pass.Subject):
+			t.Errorf("%s: the handler saw %q", tc.name, body)
+		case tc.status != 200 && resp.Header.Get("Cache-Control") != "no-store":
+			t.Errorf("%s: a refusal without Cache-Control: no-store", tc.name)
+		}
 	}
 }
