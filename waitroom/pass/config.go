@@ -1,0 +1,140 @@
+package pass
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds of the pass section.
+const (
+	MinTTL         = 5 * time.Second
+	MaxTTL         = time.Hour
+	maxIssuerBytes = 256
+	maxKeyFiles    = 16
+)
+
+// Config is the gateway's `pass:` section, as written in YAML.
+type Config struct {
+	// KeyFiles are Ed25519 private keys, PKCS#8 PEM (openssl genpkey
+	// -algorithm ed25519). The first signs; all are published in the key
+	// set. Default none: no pass is made.
+	KeyFiles []string `mapstructure:"key_files" yaml:"key_files" json:"key_files"`
+	// Issuer is the iss claim sites check. Default "waitroom".
+	Issuer string `mapstructure:"issuer" yaml:"issuer" json:"issuer"`
+	// TTL is how long a pass is valid, whole seconds from 5s to 1h. A
+	// session's pass is made again once a quarter of it is left. Default
+	// "60s".
+	TTL string `mapstructure:"ttl" yaml:"ttl" json:"ttl"`
+}
+
+// DefaultConfig returns the section's defaults.
+func DefaultConfig() Config {
+	return Config{KeyFiles: []string{}, Issuer: "waitroom", TTL: "60s"}
+}
+
+// Enabled reports whether passes are configured at all.
+func (c Config) Enabled() bool { return len(c.KeyFiles) > 0 }
+
+// Validate reports every problem, each as "key: rule, got value" with keys
+// relative to the section. It reads the key files.
+func (c Config) Validate() error {
+	_, err := c.Build()
+	return err
+}
+
+// Build reads the key files and makes the Signer; the error lists every
+// problem. With no key files it returns a nil Signer and no error (passes
+// are off), after checking issuer and ttl all the same.
+func (c Config) Build() (*Signer, error) {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{key}, args...)...))
+	}
+	if msg := checkIssuer(c.Issuer); msg != "" {
+		bad("issuer", "%s, got %q", msg, c.Issuer)
+	}
+	ttl, err := parseDuration(c.TTL)
+	switch {
+	case err != nil:
+		bad("ttl", "%v", err)
+	case ttl < MinTTL || ttl > MaxTTL:
+		bad("ttl", "must be between %v and %v, got %q", MinTTL, MaxTTL, c.TTL)
+	case ttl%time.Second != 0:
+		bad("ttl", "must be a whole number of seconds, got %q", c.TTL)
+	}
+	if len(c.KeyFiles) > maxKeyFiles {
+		bad("key_files", "at most %d files, got %d", maxKeyFiles, len(c.KeyFiles))
+	}
+	var keys []ed25519.PrivateKey
+	seen := map[string]int{}
+	for i, path := range c.KeyFiles {
+		key := fmt.Sprintf("key_files[%d]", i)
+		if strings.TrimSpace(path) == "" {
+			bad(key, "must be a file path, got %q", path)
+			continue
+		}
+		k, err := LoadPrivateKey(path)
+		if err != nil {
+			bad(key, "%v", err)
+			continue
+		}
+		kid := Thumbprint(k.Public().(ed25519.PublicKey))
+		if j, dup := seen[kid]; dup {
+			bad(key, "holds the same key as key_files[%d], got %q", j, path)
+			continue
+		}
+		seen[kid] = i
+		keys = append(keys, k)
+	}
+	if len(errs) > 0 || len(c.KeyFiles) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return NewSigner(SignerOptions{Keys: keys, Issuer: c.Issuer, TTL: ttl})
+}
+
+// checkIssuer says what is wrong with an issuer, or "".
+func checkIssuer(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > maxIssuerBytes:
+		return fmt.Sprintf("must be at most %d bytes", maxIssuerBytes)
+	case !utf8.ValidString(s):
+		return "must be UTF-8"
+	case strings.TrimSpace(s) != s:
+		return "must not start or end with a space"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return "must be printable"
+		}
+	}
+	return ""
+}
+
+// parseDuration reads a Go duration that carries a unit ("60s", "2m"). A
+// bare number is refused with a hint, since YAML would otherwise make 60
+// mean 60ns. It mirrors waitroom.ParseDuration: this package imports
+// nothing of the project's, so sites can use it as a library.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New(`want a duration such as "60s" or "5m", got ""`)
+	}
+	if strings.Trim(s, "0123456789.") == "" {
+		return 0, fmt.Errorf(`want a duration with a unit such as "%ss", got %q`, s, s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf(`want a duration such as "60s" or "5m", got %q`, s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("must not be negative, got %q", s)
+	}
+	return d, nil
+}

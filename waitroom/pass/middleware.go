@@ -1,0 +1,70 @@
+package pass
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// MiddlewareOptions tune Middleware.
+type MiddlewareOptions struct {
+	// Room, when set, is the room a pass must be for.
+	Room string
+	// Header carries the pass. Default HeaderName ("Waitroom-Pass").
+	Header string
+	// Refused answers a request without a valid pass. Default: 403 with a
+	// short text body, or 503 when the key set could not be loaded (the
+	// pass could not be checked, which is not the visitor's fault). err
+	// wraps one of the Err sentinels; log Reason(err), not the token.
+	Refused func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// Middleware lets through only requests that carry exactly one valid pass
+// for the verifier's audience and the room, with its claims in the
+// request's context (FromContext).
+func Middleware(v *Verifier, o MiddlewareOptions) func(http.Handler) http.Handler {
+	if o.Header == "" {
+		o.Header = HeaderName
+	}
+	if o.Refused == nil {
+		o.Refused = refused
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			vals := r.Header.Values(o.Header)
+			if len(vals) != 1 {
+				o.Refused(w, r, ErrMissing)
+				return
+			}
+			c, err := v.Verify(r.Context(), vals[0], o.Room)
+			if err != nil {
+				o.Refused(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), c)))
+		})
+	}
+}
+
+// refused is the default answer: no detail that would help a forger.
+func refused(w http.ResponseWriter, _ *http.Request, err error) {
+	w.Header().Set("Cache-Control", "no-store")
+	if errors.Is(err, ErrKeysUnavailable) {
+		http.Error(w, "the waiting room pass cannot be checked right now", http.StatusServiceUnavailable)
+		return
+	}
+	http.Error(w, "a valid waiting room pass is required", http.StatusForbidden)
+}
+
+type ctxKey struct{}
+
+// NewContext returns a context that carries the claims of a verified pass.
+func NewContext(ctx context.Context, c Claims) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c)
+}
+
+// FromContext returns the claims Middleware put in the request's context.
+func FromContext(ctx context.Context) (Claims, bool) {
+	c, ok := ctx.Value(ctxKey{}).(Claims)
+	return c, ok
+}

@@ -1,0 +1,94 @@
+package pass
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMiddleware(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, time.Now())
+	v := goVerifier(t, f.signer, f.now)
+	site := Middleware(v, MiddlewareOptions{Room: testRoom})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, ok := FromContext(r.Context())
+		if !ok {
+			t.Error("no claims in the context")
+		}
+		json.NewEncoder(w).Encode(c)
+	}))
+	valid := sign(t, f.signer, f.pass, f.now)
+	for _, tc := range []struct {
+		name   string
+		passes []string
+		status int
+	}{
+		{"valid", []string{valid}, 200},
+		{"none", nil, 403},
+		{"two", []string{valid, valid}, 403},
+		{"expired", []string{sign(t, f.signer, f.pass, f.now.Add(-time.Hour))}, 403},
+		{"garbage", []string{"x.y.z"}, 403},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/bookings", nil)
+		for _, p := range tc.passes {
+			r.Header.Add(HeaderName, p)
+		}
+		w := httptest.NewRecorder()
+		site.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("%s: %d %q, want %d", tc.name, w.Code, w.Body, tc.status)
+			continue
+		}
+		if tc.status != 200 {
+			if body := w.Body.String(); body != "a valid waiting room pass is required\n" {
+				t.Errorf("%s: body %q tells more than it should", tc.name, body)
+			}
+			if w.Header().Get("Cache-Control") != "no-store" {
+				t.Errorf("%s: a refusal without Cache-Control: no-store", tc.name)
+			}
+			continue
+		}
+		var c Claims
+		if err := json.NewDecoder(w.Body).Decode(&c); err != nil || c.Subject != f.pass.Subject || c.Room != testRoom {
+			t.Errorf("%s: the handler saw %+v %v", tc.name, c, err)
+		}
+	}
+	if _, ok := FromContext(httptest.NewRequest("GET", "/", nil).Context()); ok {
+		t.Fatal("claims in a request that never had a pass")
+	}
+}
+
+// Key trouble is the gateway's, not the visitor's: 503. A custom answer and
+// header name are honoured.
+func TestMiddleware_Options(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, time.Now())
+	down := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(down.Close)
+	remote := newRemote(t, down.URL, RemoteOptions{})
+	v := goVerifier(t, remote, f.now)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set(HeaderName, sign(t, f.signer, f.pass, f.now))
+	w := httptest.NewRecorder()
+	Middleware(v, MiddlewareOptions{})(ok).ServeHTTP(w, r)
+	if w.Code != 503 || strings.Contains(w.Body.String(), "404") {
+		t.Fatalf("keys unavailable: %d %q, want 503 without detail", w.Code, w.Body)
+	}
+	var reason string
+	custom := Middleware(goVerifier(t, f.signer, f.now), MiddlewareOptions{Header: "X-Pass", Room: "vip",
+		Refused: func(w http.ResponseWriter, r *http.Request, err error) {
+			reason = Reason(err)
+			w.WriteHeader(http.StatusTeapot)
+		}})(ok)
+	r = httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("X-Pass", sign(t, f.signer, f.pass, f.now))
+	w = httptest.NewRecorder()
+	custom.ServeHTTP(w, r)
+	if w.Code != http.StatusTeapot || reason != "room" {
+		t.Fatalf("custom refusal: %d %q, want 418 and reason room", w.Code, reason)
+	}
+}

@@ -1,0 +1,57 @@
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+// Runs WaitroomPassInterceptor.preHandle against stand-in requests, for the
+// Go tests: InterceptorCheck JWKS_FILE ROOM HEADERS... where each HEADERS is
+// "-" (no Waitroom-Pass header) or passes separated by commas (one header
+// each). Prints, per request: proceeded, status, the room of the claims left
+// in the request attribute (or -), and Cache-Control (or -).
+public final class InterceptorCheck {
+    public static void main(String[] args) throws Exception {
+        WaitroomPass passes = WaitroomPass.builder().jwks(Files.readString(Path.of(args[0])))
+                .issuer("waitroom").audience("shop").build();
+        WaitroomPassInterceptor interceptor = new WaitroomPassInterceptor(passes, args[1]);
+        for (int i = 2; i < args.length; i++) {
+            List<String> values = args[i].equals("-") ? List.of() : Arrays.asList(args[i].split(","));
+            Map<String, Object> attrs = new HashMap<>();
+            Map<String, String> headers = new HashMap<>();
+            int[] status = {200};
+            HttpServletRequest req = new HttpServletRequest() {
+                @Override
+                public Enumeration<String> getHeaders(String name) {
+                    return name.equalsIgnoreCase(WaitroomPass.HEADER) ? Collections.enumeration(values)
+                            : Collections.emptyEnumeration();
+                }
+
+                @Override
+                public void setAttribute(String name, Object o) {
+                    attrs.put(name, o);
+                }
+            };
+            HttpServletResponse resp = new HttpServletResponse() {
+                @Override
+                public void setHeader(String name, String value) {
+                    headers.put(name, value);
+                }
+
+                @Override
+                public void sendError(int sc, String msg) {
+                    status[0] = sc;
+                }
+            };
+            boolean proceeded = interceptor.preHandle(req, resp, null);
+            Object claims = attrs.get(WaitroomPassInterceptor.ATTRIBUTE);
+            System.out.println(proceeded + " " + status[0] + " "
+                    + (claims instanceof WaitroomPass.Claims c ? c.room() : "-") + " "
+                    + headers.getOrDefault("Cache-Control", "-"));
+        }
+    }
+}
