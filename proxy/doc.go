@@ -12,6 +12,15 @@
 // also covers the same path without it: "/EVENTS/1" and "/events" are both
 // inside "/events/".
 //
+// Who is asking. ClientAddr names the client: the connection's peer, or,
+// only when the peer is one of the trusted proxies, the rightmost address
+// of X-Forwarded-For (else of Forwarded's for= values) that is not itself a
+// trusted proxy; a malformed or obfuscated entry ends the walk at the last
+// trusted address, and at most 32 entries are read. The front door computes
+// it once and puts it on the request (WithClient); the Bypass, limits, logs
+// and metrics read it back with Client. Network groups clients into the
+// /24 or /56 that per-network limits count.
+//
 // What the upstream sees. The request goes out with the upstream's Host and
 // with X-Forwarded-For, -Host and -Proto set by the proxy; inbound forwarding
 // headers are kept only from configured trusted proxies. The waiting room's
