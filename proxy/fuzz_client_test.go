@@ -102,3 +102,67 @@ func FuzzClientAddr(f *testing.F) {
 		}
 	})
 }
+
+// oddCase flips the case of every other letter and swaps "-", "_" and ".":
+// another spelling of the same name to a CGI server.
+func oddCase(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		switch {
+		case c == '-':
+			b[i] = "_."[i%2]
+		case c == '_' || c == '.':
+			b[i] = '-'
+		case i%2 == 0 && 'a' <= c && c <= 'z':
+			b[i] = c - 32
+		case i%2 == 0 && 'A' <= c && c <= 'Z':
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+func FuzzHeaderKind(f *testing.F) {
+	for _, s := range spellings {
+		f.Add(s.name)
+	}
+	for _, n := range notForwarding {
+		f.Add(n)
+	}
+	f.Add("")
+	f.Add("X")
+	f.Add("x-forwarded-for-x-forwarded-for-x-forwarded-for-x")
+	f.Fuzz(func(t *testing.T, k string) {
+		kind := kindOf(k)
+		n := normalName(k)
+		want := kindByName[n]
+		for _, p := range forwardingPrefixes {
+			if strings.HasPrefix(n, p) {
+				want = max(want, forwardingHeader)
+			}
+		}
+		for _, s := range forwardingSuffixes {
+			if strings.HasSuffix(n, s) {
+				want = max(want, forwardingHeader)
+			}
+		}
+		if kind != want {
+			t.Fatalf("kindOf(%q) = %d, want %d", k, kind, want)
+		}
+		if other := oddCase(k); kindOf(other) != kind {
+			t.Fatalf("kindOf(%q) = %d but kindOf(%q) = %d", k, kind, other, kindOf(other))
+		}
+		for _, trusted := range []bool{false, true} {
+			h := http.Header{k: {"v"}, "Accept": {"*/*"}}
+			dropForwarded(h, trusted)
+			_, kept := h[k]
+			wantKept := kind == otherHeader || trusted && kind == forwardingHeader && !strings.ContainsAny(k, "_.")
+			if k == "Accept" {
+				wantKept = true
+			}
+			if kept != wantKept || h.Get("Accept") != "*/*" {
+				t.Fatalf("dropForwarded(%q, trusted %v): kept %v, want %v; left %v", k, trusted, kept, wantKept, h)
+			}
+		}
+	})
+}
