@@ -16,7 +16,8 @@ const minSecretLen = 16
 // and go straight to the route's upstream.
 type BypassConfig struct {
 	// Paths are clean path prefixes ("/static/", "/favicon.ico"), matched like
-	// route paths. Default none.
+	// route paths: whole segments, without case, ";" parameters left out.
+	// Default none.
 	Paths []string `mapstructure:"paths" yaml:"paths" json:"paths"`
 	// CIDRs are client networks ("10.0.0.0/8") or single addresses, matched
 	// against the client address the front door put on the request
@@ -100,16 +101,19 @@ func NewBypass(cfg BypassConfig) (*Bypass, error) {
 	return b, nil
 }
 
-// Match reports whether r skips the room: cleanPath (from CleanPath) lies
-// under a bypass path, the client address (Client) is in a bypass network,
-// or the bypass header carries the secret.
+// Match reports whether r skips the room: cleanPath (from CleanPath), in
+// its MatchPath form, lies under a bypass path, the client address (Client)
+// is in a bypass network, or the bypass header carries the secret.
 func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
 	if b == nil {
 		return false
 	}
-	for _, p := range b.paths {
-		if underPath(cleanPath, p) {
-			return true
+	if len(b.paths) > 0 {
+		p := MatchPath(cleanPath)
+		for _, prefix := range b.paths {
+			if underPath(p, prefix) {
+				return true
+			}
 		}
 	}
 	return len(b.prefixes) > 0 && containsAddr(b.prefixes, Client(r)) || b.headerMatches(r.Header)
