@@ -30,7 +30,10 @@
 // trusted address, and at most 32 entries are read. The front door computes
 // it once and puts it on the request (WithClient); the Bypass, limits, logs
 // and metrics read it back with Client. Network groups clients into the
-// /24 or /56 that per-network limits count.
+// /24 or /56 that per-network limits count. Behind an L4 balancer,
+// ProxyProtocolListener reads the PROXY header (v1 or v2) from trusted
+// peers only, where it is required, so the connection's address is already
+// the client's.
 //
 // What the upstream sees. The request goes out with the upstream's Host and
 // with X-Forwarded-For, -Host and -Proto set by the proxy. Inbound forwarding
