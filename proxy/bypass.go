@@ -16,11 +16,14 @@ const minSecretLen = 16
 // and go straight to the route's upstream.
 type BypassConfig struct {
 	// Paths are clean path prefixes ("/static/", "/favicon.ico"), matched like
-	// route paths. Default none.
+	// route paths: whole segments, without case, ";" parameters left out.
+	// Default none.
 	Paths []string `mapstructure:"paths" yaml:"paths" json:"paths"`
 	// CIDRs are client networks ("10.0.0.0/8") or single addresses, matched
-	// against the connection's peer address, never a forwarded header.
-	// Default none.
+	// against the client address the front door put on the request
+	// (WithClient: the peer, or what a trusted proxy forwarded for it), or
+	// the peer's address when there is none. A forwarding header from an
+	// untrusted peer never counts. Default none.
 	CIDRs []string `mapstructure:"cidrs" yaml:"cidrs" json:"cidrs"`
 	// Header lets requests that carry a shared secret through. Default off.
 	Header BypassHeader `mapstructure:"header" yaml:"header" json:"header"`
@@ -98,19 +101,22 @@ func NewBypass(cfg BypassConfig) (*Bypass, error) {
 	return b, nil
 }
 
-// Match reports whether r skips the room: cleanPath (from CleanPath) lies
-// under a bypass path, the peer address is in a bypass network, or the bypass
-// header carries the secret.
+// Match reports whether r skips the room: cleanPath (from CleanPath), in
+// its MatchPath form, lies under a bypass path, the client address (Client)
+// is in a bypass network, or the bypass header carries the secret.
 func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
 	if b == nil {
 		return false
 	}
-	for _, p := range b.paths {
-		if underPath(cleanPath, p) {
-			return true
+	if len(b.paths) > 0 {
+		p := MatchPath(cleanPath)
+		for _, prefix := range b.paths {
+			if underPath(p, prefix) {
+				return true
+			}
 		}
 	}
-	return inPrefixes(b.prefixes, r.RemoteAddr) || b.headerMatches(r.Header)
+	return len(b.prefixes) > 0 && containsAddr(b.prefixes, Client(r)) || b.headerMatches(r.Header)
 }
 
 // HeaderName is the canonical name of the bypass header, "" when the header

@@ -69,14 +69,18 @@ func positiveDuration(p *problems, key, raw string) time.Duration {
 
 // ParsePrefix reads a CIDR ("10.0.0.0/8", "2001:db8::/32") or a single
 // address ("192.0.2.1"), which stands for itself alone (/32 or /128). The
-// result is masked, and IPv4-mapped IPv6 addresses are read as IPv4 so that
-// they match the client addresses compared against them.
+// result is masked, and IPv4-mapped IPv6 addresses and networks
+// ("::ffff:10.0.0.0/104") are read as IPv4 so that they match the client
+// addresses compared against them, which are unmapped too.
 func ParsePrefix(s string) (netip.Prefix, error) {
 	s = strings.TrimSpace(s)
 	if strings.Contains(s, "/") {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			return netip.Prefix{}, fmt.Errorf("want a CIDR such as \"10.0.0.0/8\" or an IP address, got %q", s)
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 		}
 		return p.Masked(), nil
 	}
@@ -106,15 +110,7 @@ func inPrefixes(ps []netip.Prefix, remoteAddr string) bool {
 		return false
 	}
 	a, ok := clientAddr(remoteAddr)
-	if !ok {
-		return false
-	}
-	for _, p := range ps {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return ok && containsAddr(ps, a)
 }
 
 // isToken reports whether s is an RFC 9110 token, the grammar of header names.

@@ -81,17 +81,6 @@ func copyForwarded(out, in http.Header) {
 	}
 }
 
-// dropForwarded removes what an untrusted client may have sent to pass for a
-// proxy: ReverseProxy drops only X-Forwarded-For, -Host and -Proto, and
-// upstream frameworks also read X-Forwarded-Port, -Prefix, -Ssl and X-Real-IP.
-func dropForwarded(h http.Header) {
-	for k := range h {
-		if strings.HasPrefix(k, "X-Forwarded-") || k == "X-Real-Ip" {
-			delete(h, k)
-		}
-	}
-}
-
 // keepForwardedOrigin restores a trusted peer's X-Forwarded-Host and -Proto,
 // which SetXForwarded overwrote with what this hop saw: behind a TLS-ending
 // load balancer the upstream must still hear "https" and the public host.
@@ -152,25 +141,7 @@ func dropReserved(h http.Header, names []string) {
 
 func isReserved(k string, names []string) bool {
 	for _, n := range names {
-		if len(k) != len(n) {
-			continue
-		}
-		same := true
-		for i := 0; i < len(k) && same; i++ {
-			c := k[i]
-			switch {
-			case c == '_' || c == '.':
-				c = '-'
-			case 'A' <= c && c <= 'Z':
-				c += 'a' - 'A'
-			}
-			d := n[i]
-			if 'A' <= d && d <= 'Z' {
-				d += 'a' - 'A'
-			}
-			same = c == d
-		}
-		if same {
+		if len(k) == len(n) && sameName(k, n) {
 			return true
 		}
 	}

@@ -19,16 +19,28 @@ var ErrBadPath = errors.New("bad request path")
 //
 // Paths that do not start with "/" or that hold a backslash, NUL or any other
 // control byte are refused with ErrBadPath: some upstreams read "\" as "/",
-// and no well-behaved client sends either. Otherwise the result is
-// path.Clean's, keeping a trailing slash. An already clean path is returned
-// as is, without allocating.
+// and no well-behaved client sends either. So are paths that a servlet
+// container or a second decoding would resolve differently (checkSegments):
+// "/static/..;/events", "/;x/events", "/static/%2e%2e/events" as decoded
+// from "%252e%252e". Otherwise the result is path.Clean's, keeping
+// a trailing slash. An already clean path is returned as is, without
+// allocating.
 func CleanPath(raw string) (string, error) {
 	if raw == "" || raw[0] != '/' {
 		return "", fmt.Errorf("%w: must start with \"/\", got %q", ErrBadPath, raw)
 	}
+	special := false
 	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; c < 0x20 || c == 0x7f || c == '\\' {
+		switch c := raw[i]; {
+		case c < 0x20 || c == 0x7f || c == '\\':
 			return "", fmt.Errorf("%w: backslash or control byte at offset %d in %q", ErrBadPath, i, raw)
+		case c == ';' || c == '%':
+			special = true
+		}
+	}
+	if special {
+		if err := checkSegments(raw); err != nil {
+			return "", err
 		}
 	}
 	c := path.Clean(raw)
@@ -99,6 +111,8 @@ func checkPrefix(p string) string {
 		return fmt.Sprintf("must start with \"/\", got %q", p)
 	case strings.Contains(p, "%"):
 		return fmt.Sprintf("must be written decoded, without %%-escapes, got %q", p)
+	case strings.Contains(p, ";"):
+		return fmt.Sprintf("must not contain \";\" (path parameters are left out when matching), got %q", p)
 	}
 	c, err := CleanPath(p)
 	switch {

@@ -15,7 +15,14 @@ var pathTricks = []struct {
 	{"/EVENTS/1", "/EVENTS/1"},
 	{"//events/1", "/events/1"},
 	{"/static/../events/1", "/events/1"},
-	{"/static/%2e%2e/events/1", "/static/%2e%2e/events/1"}, // decoded already: a literal "%2e%2e" segment
+	{"/events;jsessionid=1/x", "/events;jsessionid=1/x"}, // parameters stay; only matching leaves them out
+	{"/a;b/../c", "/c"},
+	{"/a/b;c", "/a/b;c"},
+	{"/...;x", "/...;x"},
+	{"/.well-known;x/y", "/.well-known;x/y"},
+	{"/a%41", "/a%41"}, // decoded already: a literal "%41", harmless decoded again
+	{"/100%", "/100%"},
+	{"/%zz/%2", "/%zz/%2"},
 	{"/./events/1", "/events/1"},
 	{"/events", "/events"},
 	{"/events/", "/events/"},
@@ -48,7 +55,15 @@ func TestCleanPath(t *testing.T) {
 
 func TestCleanPath_Refuses(t *testing.T) {
 	t.Parallel()
-	for _, raw := range []string{"", "events", "*", "http://x/", `/events\..\admin`, "/a\x00b", "/a\nb", "/a\rb", "/a\tb", "/a\x7fb", `\events`} {
+	for _, raw := range []string{"", "events", "*", "http://x/", `/events\..\admin`, "/a\x00b", "/a\nb", "/a\rb", "/a\tb", "/a\x7fb", `\events`,
+		// A servlet container cuts ";" parameters before resolving dot
+		// segments (decoded already: "..;" also stands for "..%3B").
+		"/static/..;/events", "/static/.;/events", "/static/..;jsessionid=x/events", "/static/..;", "/static/;/../events",
+		"/;x/events", "/static/.;/../events",
+		// Decoded once already; an upstream that decodes again reads more.
+		"/static/%2e%2e/events/1", "/%2e%2e/", "/static/%2e%2e;/events", "/static/..%3B/events", "/static/.%2e/events",
+		"/static/%252e%252e/events", "/static/%25252e/events", "/static%2F..%2Fevents/1", "/a%5Cb", "/a%00b", "/events%3Bx/1",
+	} {
 		t.Run(raw, func(t *testing.T) {
 			t.Parallel()
 			if got, err := CleanPath(raw); !errors.Is(err, ErrBadPath) {
@@ -92,5 +107,24 @@ func TestHasPathPrefix(t *testing.T) {
 		if got := hasPathPrefix(tt.p, tt.prefix); got != tt.want {
 			t.Errorf("hasPathPrefix(%q, %q) = %v, want %v", tt.p, tt.prefix, got, tt.want)
 		}
+	}
+}
+
+func TestMatchPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/":                           "/",
+		"/events/1":                   "/events/1",
+		"/events;x/checkout":          "/events/checkout",
+		"/events;jsessionid=1;a=b/x/": "/events/x/",
+		"/a/b;c":                      "/a/b",
+		"/a;/b;/":                     "/a/b/",
+		"/...;x":                      "/...",
+	} {
+		if got := MatchPath(in); got != want {
+			t.Errorf("MatchPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { MatchPath("/events/vip/12345") }); n != 0 {
+		t.Errorf("MatchPath without parameters allocates %v times", n)
 	}
 }

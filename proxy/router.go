@@ -146,11 +146,13 @@ func NewRouter(routes []RouteConfig) (*Router, error) {
 }
 
 // Match returns the route for a request to host (the Host header, port and
-// all) and cleanPath (from CleanPath). Among the routes whose host matches it
+// all) and cleanPath (from CleanPath), compared in its MatchPath form, so
+// "/events;x/1" is inside "/events/". Among the routes whose host matches it
 // picks the longest prefix; only when none does, the longest prefix among the
-// routes without a host. It does not allocate.
+// routes without a host. It allocates only for a path with ";".
 func (rt *Router) Match(host, cleanPath string) (Route, bool) {
 	h := hostOnly(host)
+	cleanPath = MatchPath(cleanPath)
 	for i := range rt.routes {
 		r := &rt.routes[i]
 		if r.Host != "" && !equalFoldLower(h, r.Host) {

@@ -18,9 +18,11 @@ type Options struct {
 	// Log receives upstream failures at warn and clients gone at debug. Nil
 	// discards.
 	Log *zap.Logger
-	// TrustedProxies are the peers whose X-Forwarded-For, -Host, -Proto and
-	// Forwarded headers are passed on (extended, not replaced). From anyone
-	// else they are dropped: a client could otherwise claim any address.
+	// TrustedProxies are the peers whose forwarding headers are passed on:
+	// Forwarded and X-Forwarded-For extended, the rest (X-Forwarded-Host,
+	// -Proto, X-Real-IP, True-Client-IP, ...) as sent, in their canonical
+	// spelling only. From anyone else every forwarding header is dropped,
+	// in any spelling: a client could otherwise claim any address.
 	TrustedProxies []netip.Prefix
 	// OwnCookie reports whether a cookie name belongs to the waiting room;
 	// such cookies never reach the upstream.
@@ -166,10 +168,9 @@ func (u *Upstream) rewrite(pr *httputil.ProxyRequest) {
 	out := pr.Out
 	out.URL.RawPath, out.URL.Opaque = "", ""
 	trusted := inPrefixes(u.trusted, pr.In.RemoteAddr)
+	dropForwarded(out.Header, trusted)
 	if trusted {
 		copyForwarded(out.Header, pr.In.Header)
-	} else {
-		dropForwarded(out.Header)
 	}
 	pr.SetURL(u.target)
 	pr.SetXForwarded()
