@@ -39,8 +39,14 @@ func TestAdmitter_TicksAtStartThenEveryTick(t *testing.T) {
 		rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store, Log: zap.New(core)})
 		rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
 		ctx := context.Background()
-		for range 6 { // the first goes in at once and spends the only token
-			if _, err := store.Decide(ctx, "concert", room.Limits, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
+		for range 6 { // the first goes in at once and spends the only token; the rest come back and wait
+			v := waitroom.Visitor{ID: waitroom.NewVisitorID(), Issued: time.Now()}
+			d, err := store.Decide(ctx, "concert", room.Limits, v, waitroom.JoinTicket)
+			if err == nil && d.State == waitroom.StateWaiting {
+				v.Ticket = d.Ticket
+				_, err = store.Decide(ctx, "concert", room.Limits, v, waitroom.JoinNone)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -44,7 +44,31 @@ const (
 	AnswerNone AnswerState = "none"
 	// AnswerLeft: the visitor gave up its place (/.waitroom/leave).
 	AnswerLeft AnswerState = "left"
+	// AnswerChallenge: the visitor must solve Answer.Challenge before it
+	// gets a ticket; its place in arrival order is already taken.
+	AnswerChallenge AnswerState = "challenge"
+	// AnswerLimited: the visitor's network took its join_limit of
+	// tickets; no ticket, try again after Answer.RetryAfter (429).
+	AnswerLimited AnswerState = "limited"
+	// AnswerFull: the line holds max_waiting people; no ticket (503).
+	AnswerFull AnswerState = "full"
+	// AnswerIdentity: the room lets in only visitors the site signed in
+	// (identity.required), and this one is not (403).
+	AnswerIdentity AnswerState = "identity"
+	// AnswerShared: the account's admission is in use from as many
+	// networks as session_clients allows (409).
+	AnswerShared AnswerState = "shared"
 )
+
+// Refused reports whether the state turns the visitor away without a
+// ticket: Responder.Refused words it.
+func (s AnswerState) Refused() bool {
+	switch s {
+	case AnswerLimited, AnswerFull, AnswerIdentity, AnswerShared:
+		return true
+	}
+	return false
+}
 
 // Answer is what a visitor who does not go through is told.
 type Answer struct {
@@ -62,6 +86,18 @@ type Answer struct {
 	Token      string // the encoded ticket, for app clients
 	StatusCode int    // status of a waiting answer
 	Message    string // the operator's notice for the room
+	// Challenge is the proof of work of an AnswerChallenge.
+	Challenge *ChallengeAnswer
+	// RetryAfter is when a refused visitor may try again (AnswerLimited).
+	RetryAfter time.Duration
+}
+
+// ChallengeAnswer is a proof of work to solve: a nonce such that
+// SHA-256(Prefix + nonce) starts with Bits zero bits, sent back as
+// "Waitroom-Challenge: <Prefix>:<nonce>" (docs/challenge.md).
+type ChallengeAnswer struct {
+	Prefix string
+	Bits   int
 }
 
 // Responder renders answers; package web implements it.
@@ -72,6 +108,9 @@ type Responder interface {
 	Status(w http.ResponseWriter, r *http.Request, a Answer)
 	// NotForwarded refuses a waiting visitor's POST, PUT, PATCH or DELETE.
 	NotForwarded(w http.ResponseWriter, r *http.Request, a Answer)
+	// Refused turns a visitor away without a ticket (a.State.Refused()):
+	// 429 with Retry-After, 503, 403 or 409, as a page or JSON.
+	Refused(w http.ResponseWriter, r *http.Request, a Answer)
 	// Left confirms /.waitroom/leave.
 	Left(w http.ResponseWriter, r *http.Request, a Answer)
 	// Error answers with a branded error page.

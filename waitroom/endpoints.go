@@ -62,7 +62,7 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		g.resp.Status(w, r, none)
 		return
 	}
-	vt, err := g.visit(w, r, lr, p, false)
+	vt, err := g.visit(w, r, lr, p, JoinNone)
 	if err != nil {
 		a, _ := g.outage(lr, p, returnTo, err)
 		g.resp.Status(w, r, a)

@@ -9,4 +9,5 @@ const (
 	fieldTicket   = "ticket"
 	fieldPosition = "position"
 	fieldDuration = "duration"
+	fieldNetwork  = "network"
 )

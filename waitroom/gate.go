@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/netip"
 
 	"go.uber.org/zap"
 )
@@ -13,11 +14,15 @@ import (
 // path only, built from one configuration's tickets and pages over Rooms,
 // which outlive it: a reload builds a new Gate.
 type Gate struct {
-	rooms   *Rooms
-	tickets *Tickets
-	resp    Responder
-	roomOf  func(r *http.Request, refererPath string) string
-	log     *zap.Logger
+	rooms      *Rooms
+	tickets    *Tickets
+	resp       Responder
+	roomOf     func(r *http.Request, refererPath string) string
+	client     func(r *http.Request) netip.Addr
+	networks   Networks
+	challenges Challenger
+	log        *zap.Logger
+	limits     limitLog
 }
 
 // GateOptions wires a Gate. Rooms, Tickets and Responder are required.
@@ -29,15 +34,30 @@ type GateOptions struct {
 	// answer), for the visitor endpoints when a request does not say.
 	// Nil: they look at the visitor's tickets only.
 	RoomOf func(r *http.Request, refererPath string) string
+	// Client is the client's address as the front door worked it out
+	// (from trusted proxies' headers, or the peer). Nil reads the peer.
+	Client func(r *http.Request) netip.Addr
+	// Networks sizes the client networks per-client limits apply to.
+	Networks Networks
+	// Challenges issues and checks proofs of work for rooms with
+	// challenge: pow. Nil refuses such rooms' newcomers.
+	Challenges Challenger
 	// Log receives new visitors and leaves at debug and info. Nil discards.
 	Log *zap.Logger
 }
 
 // NewGate builds a gate.
 func NewGate(o GateOptions) *Gate {
-	g := &Gate{rooms: o.Rooms, tickets: o.Tickets, resp: o.Responder, roomOf: o.RoomOf, log: o.Log}
+	g := &Gate{rooms: o.Rooms, tickets: o.Tickets, resp: o.Responder, roomOf: o.RoomOf, client: o.Client,
+		networks: o.Networks, challenges: o.Challenges, log: o.Log}
 	if g.log == nil {
 		g.log = zap.NewNop()
+	}
+	if g.networks.IPv4 <= 0 {
+		g.networks.IPv4 = DefaultNetworkIPv4
+	}
+	if g.networks.IPv6 <= 0 {
+		g.networks.IPv6 = DefaultNetworkIPv6
 	}
 	return g
 }
@@ -60,7 +80,7 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	}
 	obs := g.rooms.obs
 	p := g.tickets.Read(r, room)
-	vt, err := g.visit(w, r, lr, p, true)
+	vt, err := g.visit(w, r, lr, p, JoinTicket)
 	if err != nil {
 		obs.Request(room, "error")
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -80,7 +100,12 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 	if p.Refused {
 		obs.TicketRejected(p.Rejection)
 	}
-	if !vt.fresh && p.Valid && !p.Cookie {
+	if vt.refused != "" || vt.challenge != nil {
+		obs.Request(room, "refused")
+		g.respond(w, r, g.answer(vt, returnPath(r)))
+		return
+	}
+	if !vt.fresh && vt.p.Valid && !vt.p.Cookie {
 		// An app keeps its ticket in Waitroom-Token: give it back on every
 		// answer, so a client can always carry the latest one.
 		w.Header().Set(TokenHeader, vt.raw)
@@ -108,9 +133,14 @@ func vouch(r *http.Request, room, visitor string) {
 	r.Header.Set(RoomHeader, room)
 }
 
-// respond sends a not-admitted answer: the waiting room for a GET or HEAD,
-// a refusal that says why for anything that would change something.
+// respond sends a not-admitted answer: a refusal for a visitor turned
+// away, the waiting room (or its challenge) for a GET or HEAD, a refusal
+// that says why for anything that would change something.
 func (g *Gate) respond(w http.ResponseWriter, r *http.Request, a Answer) {
+	if a.State.Refused() {
+		g.resp.Refused(w, r, a)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		g.resp.NotForwarded(w, r, a)
 		return

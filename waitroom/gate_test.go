@@ -27,7 +27,7 @@ type switchable struct {
 	down atomic.Bool
 }
 
-func (s *switchable) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
+func (s *switchable) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
 	if s.down.Load() {
 		return waitroom.Decision{}, fmt.Errorf("deciding: %w", waitroom.ErrUnavailable)
 	}
@@ -75,6 +75,9 @@ func (rc recorder) NotForwarded(w http.ResponseWriter, _ *http.Request, a waitro
 func (rc recorder) Left(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
 	rc.write(w, http.StatusOK, a)
 }
+func (rc recorder) Refused(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
+	rc.write(w, http.StatusTooManyRequests, a)
+}
 func (recorder) Error(w http.ResponseWriter, _ *http.Request, status int) {
 	http.Error(w, http.StatusText(status), status)
 }
@@ -94,6 +97,10 @@ func (*outageCount) Room(string, waitroom.Stats)    {}
 func (*outageCount) Forget(string)                  {}
 func (o *outageCount) Outage()                      { o.n.Add(1) }
 func (*outageCount) StoreUp(bool)                   {}
+func (*outageCount) JoinRefused(string, string)     {}
+func (*outageCount) SessionRefused(string, string)  {}
+func (*outageCount) Challenge(string, string)       {}
+func (*outageCount) Restored(string, string)        {}
 
 func newGateFixture(t *testing.T, onError waitroom.OutagePolicy, maxActive int) *gateFixture {
 	t.Helper()
@@ -253,8 +260,9 @@ func TestGate_TokenOnlyForCookielessClients(t *testing.T) {
 // ticket still waiting gets its old place back.
 func TestGate_FinishedSessionsDoNotRetakePlaces(t *testing.T) {
 	f := newGateFixture(t, waitroom.OutageClosed, 0)
-	for range 2 {
-		f.get(t, http.MethodGet, "")
+	for range 2 { // two visitors come back with their tickets and wait
+		_, _, cookie := f.get(t, http.MethodGet, "")
+		f.get(t, http.MethodGet, cookie)
 	}
 	old := waitroom.Ticket{Visitor: waitroom.NewVisitorID(), Room: "concert", Number: 1, Issued: 1}
 	served := old

@@ -30,7 +30,7 @@ func (g *Gate) KeepAlive(r *http.Request) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if _, err := g.rooms.store.Decide(ctx, room, lr.limits(), Visitor{ID: id}, false); err != nil && ctx.Err() == nil {
+				if _, err := g.rooms.store.Decide(ctx, room, lr.limits(), Visitor{ID: id}, JoinNone); err != nil && ctx.Err() == nil {
 					g.log.Warn("renewing a websocket session", zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Error(err))
 				}
 			}

@@ -72,7 +72,7 @@ func (lr *liveRoom) admission(now time.Time) (lim Limits, ph Phase, join bool) {
 	case PhaseBefore, PhaseClosed:
 		lim.MaxActive, join = 0, false
 	case PhasePrequeue:
-		lim.MaxActive = 0
+		lim.MaxActive, lim.Prequeue = 0, true
 	}
 	return lim, ph, join
 }

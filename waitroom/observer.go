@@ -23,16 +23,31 @@ type Observer interface {
 	// store answers.
 	Outage()
 	StoreUp(up bool)
+	// JoinRefused counts a newcomer turned away without a ticket, by
+	// reason: quota, full, challenge, identity.
+	JoinRefused(room, reason string)
+	// SessionRefused counts a request an admitted session refused, by
+	// reason: shared (past session_clients), session_max.
+	SessionRefused(room, reason string)
+	// Challenge counts proofs of work: issued, ok, or why one was refused.
+	Challenge(room, result string)
+	// Restored counts a place or session put back after a data loss, by
+	// kind: waiting, inside.
+	Restored(room, kind string)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) Request(string, string)  {}
-func (nopObserver) TicketRejected(string)   {}
-func (nopObserver) Admitted(string)         {}
-func (nopObserver) Released(string, string) {}
-func (nopObserver) Tick(string, Admitted)   {}
-func (nopObserver) Room(string, Stats)      {}
-func (nopObserver) Forget(string)           {}
-func (nopObserver) Outage()                 {}
-func (nopObserver) StoreUp(bool)            {}
+func (nopObserver) Request(string, string)        {}
+func (nopObserver) TicketRejected(string)         {}
+func (nopObserver) Admitted(string)               {}
+func (nopObserver) Released(string, string)       {}
+func (nopObserver) Tick(string, Admitted)         {}
+func (nopObserver) Room(string, Stats)            {}
+func (nopObserver) Forget(string)                 {}
+func (nopObserver) Outage()                       {}
+func (nopObserver) StoreUp(bool)                  {}
+func (nopObserver) JoinRefused(string, string)    {}
+func (nopObserver) SessionRefused(string, string) {}
+func (nopObserver) Challenge(string, string)      {}
+func (nopObserver) Restored(string, string)       {}

@@ -38,6 +38,31 @@ type RoomConfig struct {
 	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
 	// Schedule opens and closes a sale at fixed times; default none.
 	Schedule ScheduleConfig `mapstructure:"schedule" yaml:"schedule" json:"schedule"`
+
+	// JoinLimit is how many new tickets one client network (server.client_network)
+	// may take: that many at once, then evenly over the period, "300/m".
+	// Past it newcomers get 429 with Retry-After, or a harder challenge
+	// when Challenge is on. Default "300/m", which a PC-bang of a hundred
+	// seats joining at 9:00 with two tabs each stays under; "unlimited"
+	// turns it off.
+	JoinLimit string `mapstructure:"join_limit" yaml:"join_limit" json:"join_limit"`
+	// MaxWaiting bounds the line; past it newcomers get 503 "full" and no
+	// ticket. Default 0: unbounded.
+	MaxWaiting int `mapstructure:"max_waiting" yaml:"max_waiting" json:"max_waiting"`
+	// Challenge is "off" (default) or "pow": a newcomer solves a proof of
+	// work before its ticket is issued (docs/challenge.md).
+	Challenge string `mapstructure:"challenge" yaml:"challenge" json:"challenge"`
+	// SessionClients is how many distinct client networks may use one
+	// admitted session; a further one waits at the back as a new visitor,
+	// and the owner is not disturbed. Default 3 (a phone that moves from
+	// Wi-Fi to LTE counts twice); 0 turns it off.
+	SessionClients int `mapstructure:"session_clients" yaml:"session_clients" json:"session_clients"`
+	// SessionMax caps a session's time inside from its first use, renewals
+	// included (a checkout window). Default "": no cap.
+	SessionMax string `mapstructure:"session_max" yaml:"session_max" json:"session_max"`
+	// Identity keys places and sessions on the site's signed accounts.
+	// Default off.
+	Identity IdentityConfig `mapstructure:"identity" yaml:"identity" json:"identity"`
 }
 
 // DefaultRoom returns the defaults every room starts from.
@@ -50,8 +75,18 @@ func DefaultRoom() RoomConfig {
 		Tick:         "1s",
 		StatusCode:   200,
 		Mode:         string(ModeFIFO),
+
+		JoinLimit:      "300/m",
+		Challenge:      ChallengeOff,
+		SessionClients: 3,
 	}
 }
+
+// The challenges a room may ask of newcomers.
+const (
+	ChallengeOff = "off"
+	ChallengePoW = "pow"
+)
 
 // Room is a validated room, ready to use.
 type Room struct {
@@ -68,6 +103,10 @@ type Room struct {
 	RefreshMax time.Duration // the longest poll interval far back in line
 	Title      string
 	Message    string // the notice on the waiting page (page.message)
+	// Challenge is true when newcomers must solve a proof of work first;
+	// Identity checks the site's signed accounts (nil: off).
+	Challenge bool
+	Identity  *Identity
 }
 
 // Build parses and checks the config into the room called name; the error
@@ -114,5 +153,56 @@ func (c RoomConfig) Build(name string) (Room, error) {
 	default:
 		p.Add("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
+	c.buildGuards(&p, &r)
 	return r, p.Err()
+}
+
+// buildGuards reads what stands between a newcomer and a place: the
+// network quota, the bounded line, the challenge, the identity, and what
+// bounds one admitted session.
+func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
+	quota, err := ParseRate(c.JoinLimit)
+	if err != nil {
+		p.Add("join_limit", "%v", err)
+	}
+	r.Limits.JoinLimit = quota
+	if c.MaxWaiting < 0 {
+		p.Add("max_waiting", "must be >= 0 (0: unbounded), got %d", c.MaxWaiting)
+	}
+	r.Limits.MaxWaiting = int64(c.MaxWaiting)
+	switch c.Challenge {
+	case ChallengeOff:
+	case ChallengePoW:
+		r.Challenge = true
+	default:
+		p.Add("challenge", "must be %q or %q, got %q", ChallengeOff, ChallengePoW, c.Challenge)
+	}
+	if c.SessionClients < 0 || c.SessionClients > maxSessionClients {
+		p.Add("session_clients", "must be from 0 (off) to %d, got %d", maxSessionClients, c.SessionClients)
+	}
+	r.Limits.SessionClients = c.SessionClients
+	if c.SessionMax != "" {
+		r.Limits.SessionMax = p.Duration("session_max", c.SessionMax, time.Second)
+	}
+	id, err := c.Identity.Build()
+	p.Nest("identity.", err)
+	r.Identity = id
+}
+
+// maxSessionClients bounds the networks a store keeps per session.
+const maxSessionClients = 64
+
+// PlaceWithin is the placement window of a room whose page asks again
+// every refresh (Limits.PlaceWithin): a ticket's holder brings it back at
+// its page's first poll, which the first answer asks for after refresh, so
+// six of those (at least 10s) leave room for a slow phone or a reload, and
+// never more than abandon_after, after which its place would be dropped
+// anyway. The shorter the window, the sooner a ticket that never came back
+// stops counting in the places behind it.
+func PlaceWithin(abandonAfter, refresh time.Duration) time.Duration {
+	w := max(6*refresh, 10*time.Second)
+	if abandonAfter > 0 {
+		w = min(w, abandonAfter)
+	}
+	return w
 }

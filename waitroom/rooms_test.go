@@ -27,8 +27,14 @@ func TestRooms_ApplyKeepsLiveState(t *testing.T) {
 	defer store.Close()
 	rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store})
 	rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{testRoom("concert", 5), testRoom("expo", 5)}})
-	for range 7 {
-		if _, err := store.Decide(ctx, "concert", testRoom("concert", 5).Limits, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
+	for range 7 { // five go in at once, two come back and wait
+		lim, v := testRoom("concert", 5).Limits, waitroom.Visitor{ID: waitroom.NewVisitorID(), Issued: time.Now()}
+		d, err := store.Decide(ctx, "concert", lim, v, waitroom.JoinTicket)
+		if err == nil && d.State == waitroom.StateWaiting {
+			v.Ticket = d.Ticket
+			_, err = store.Decide(ctx, "concert", lim, v, waitroom.JoinNone)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

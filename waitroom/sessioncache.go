@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,7 +29,15 @@ type sessionKey struct{ room, visitor string }
 type cachedSession struct {
 	checked time.Time // when the store last said "inside"
 	until   time.Time // when the session ends, as the store said then
+	// nets are the client networks the store said "inside" to: a request
+	// from another one must ask the store, which counts the session's
+	// networks (Limits.SessionClients).
+	nets [maxCachedNets]string
 }
+
+// maxCachedNets bounds the networks an entry remembers; a session used
+// from more asks the store for the rest.
+const maxCachedNets = 4
 
 func newSessionCache(ttl time.Duration) *sessionCache {
 	if ttl <= 0 {
@@ -47,7 +56,7 @@ func (c *sessionCache) interval() time.Duration {
 
 // get returns the end of the visitor's session when the store said it was
 // inside less than ttl ago and the session still runs at now.
-func (c *sessionCache) get(room, visitor string, now time.Time) (time.Time, bool) {
+func (c *sessionCache) get(room, visitor, network string, now time.Time) (time.Time, bool) {
 	if c == nil {
 		return time.Time{}, false
 	}
@@ -58,14 +67,14 @@ func (c *sessionCache) get(room, visitor string, now time.Time) (time.Time, bool
 		e, ok = c.old[k]
 	}
 	c.mu.RUnlock()
-	if !ok || now.Sub(e.checked) >= c.ttl || !now.Before(e.until) {
+	if !ok || now.Sub(e.checked) >= c.ttl || !now.Before(e.until) || !slices.Contains(e.nets[:], network) {
 		return time.Time{}, false
 	}
 	return e.until, true
 }
 
 // put records that the store just found the visitor inside until until.
-func (c *sessionCache) put(room, visitor string, until, now time.Time) {
+func (c *sessionCache) put(room, visitor, network string, until, now time.Time) {
 	if c == nil {
 		return
 	}
@@ -74,7 +83,17 @@ func (c *sessionCache) put(room, visitor string, until, now time.Time) {
 		c.old, c.cur = c.cur, make(map[sessionKey]cachedSession, len(c.cur))
 		c.rotated = now
 	}
-	c.cur[sessionKey{room, visitor}] = cachedSession{checked: now, until: until}
+	k := sessionKey{room, visitor}
+	e, ok := c.cur[k]
+	if !ok || now.Sub(e.checked) >= c.ttl {
+		e = cachedSession{}
+	}
+	e.checked, e.until = now, until
+	if !slices.Contains(e.nets[:], network) {
+		copy(e.nets[1:], e.nets[:len(e.nets)-1])
+		e.nets[0] = network
+	}
+	c.cur[k] = e
 	c.mu.Unlock()
 }
 

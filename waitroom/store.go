@@ -24,10 +24,11 @@ var (
 type State int
 
 const (
-	// StateNone: the store holds nothing for the visitor (only when Decide was
-	// asked not to join).
+	// StateNone: the store holds nothing for the visitor (when Decide was
+	// asked not to join, took a number only, or turned the visitor away).
 	StateNone State = iota
-	// StateWaiting: the visitor holds a place in line.
+	// StateWaiting: the visitor holds a ticket in line; Decision.Placed
+	// says whether its place is written yet.
 	StateWaiting
 	// StateAdmitted: the visitor has an active session.
 	StateAdmitted
@@ -44,10 +45,59 @@ func (s State) String() string {
 	}
 }
 
+// Join says what Decide may do for a visitor the store does not know.
+type Join int
+
+const (
+	// JoinNone gives such a visitor nothing (a status poll). A ticket
+	// handed out earlier and brought back is still placed: that is its
+	// holder coming back, not a new visitor.
+	JoinNone Join = iota
+	// JoinTicket hands a newcomer a ticket: the next number, which fixes
+	// its place in arrival order, and a session at once when nobody waits
+	// and both limits allow. The place itself is written only when the
+	// ticket comes back (Visitor.Placed false), so a client that never
+	// returns costs the store a counter and its network's quota, nothing in
+	// the line.
+	JoinTicket
+	// JoinNumber takes the next number for a challenge (the number the
+	// challenge carries): the network's quota counts it but never refuses
+	// it (Decision.Recent grows instead), and nobody goes in at once.
+	JoinNumber
+)
+
+// Refusal says why Decide turned a visitor away (State is StateNone).
+type Refusal string
+
+const (
+	// RefusedQuota: the client network used up Limits.JoinLimit;
+	// Decision.RetryAfter says when the next ticket is allowed.
+	RefusedQuota Refusal = "quota"
+	// RefusedFull: Limits.MaxWaiting are in line.
+	RefusedFull Refusal = "full"
+	// RefusedChallenge: the challenge the request spends was spent before.
+	RefusedChallenge Refusal = "challenge"
+	// RefusedShared: Limits.SessionClients networks use this admitted
+	// session already; the request is not its owner's.
+	RefusedShared Refusal = "shared"
+	// RefusedSessionMax: the session reached Limits.SessionMax and ended.
+	RefusedSessionMax Refusal = "session_max"
+)
+
+// Restore says what Decide put back after the store lost its data.
+type Restore int
+
+const (
+	RestoreNone    Restore = iota
+	RestoreWaiting         // a place in line, at its old ticket
+	RestoreInside          // a session that was running, while a slot was free
+)
+
 // Visitor is what a request tells the store about who is asking: the id and,
-// when the visitor holds a ticket, its number.
+// when the visitor holds a ticket, what its seal says.
 type Visitor struct {
-	// ID is 128 random bits, base64url without padding (see NewVisitorID).
+	// ID is 128 random bits, base64url without padding (see NewVisitorID),
+	// or one derived from a signed account (a site's identity).
 	ID string
 	// Ticket is the ticket number the visitor's cookie carries; 0 for none.
 	Ticket int64
@@ -55,27 +105,62 @@ type Visitor struct {
 	// waiting. A store that lost its data puts such a visitor back inside,
 	// not in line (see Decide).
 	Until time.Time
+	// Placed is true when the ticket's place was written (its cookie says
+	// so); false for a ticket handed out and not brought back before.
+	Placed bool
+	// Issued is when the ticket was handed out: an unplaced ticket issued
+	// longer than AbandonAfter ago is stale and buys no place.
+	Issued time.Time
+	// Seen is when the ticket was last sealed (gates re-seal as visitors
+	// poll): after a data loss, only a ticket seen within AbandonAfter of
+	// the loss gets its place back.
+	Seen time.Time
+	// Network is a short key of the client's network, for the join quota
+	// and SessionClients; "" when unknown.
+	Network string
+	// Challenge is the id of a solved challenge the request spends, once;
+	// ChallengeUntil is when that challenge expires. "" for none.
+	Challenge      string
+	ChallengeUntil time.Time
 }
 
 // Decision is the store's answer for one visitor.
 type Decision struct {
 	State State
 	// Ticket is the visitor's ticket number. Every join takes one, an
-	// immediate admission included. It is 0 with StateNone, and may be 0 for
-	// a session found already active (stores need not keep the number of
-	// admitted visitors; the caller's ticket has it).
+	// immediate admission included. It is 0 with StateNone (but for
+	// JoinNumber), and may be 0 for a session found already active (stores
+	// need not keep the number of admitted visitors; the caller's ticket
+	// has it).
 	Ticket int64
-	// Position is 1 for the next visitor to go in; 0 unless waiting.
+	// Position is 1 for the next visitor to go in; 0 unless waiting. An
+	// unplaced ticket is told the place it will take: behind everyone
+	// placed now.
 	Position int64
 	// Line is the length of the line, this visitor included.
 	Line int64
 	// Until is when the session expires; zero unless admitted.
 	Until time.Time
-	// Joined is true when this call gave the visitor a new place or session.
+	// Joined is true when this call gave the visitor a new ticket, place
+	// or session.
 	Joined bool
+	// Placed is true when the visitor's place in line is written; false
+	// for a ticket just handed out.
+	Placed bool
 	// Renewed is true when this call moved the session's expiry forward
 	// (at most once per renew interval), so the caller may refresh its cookie.
 	Renewed bool
+	// Refusal says why the visitor was turned away; "" when it was not.
+	Refusal Refusal
+	// RetryAfter is when a RefusedQuota network may have a ticket again.
+	RetryAfter time.Duration
+	// Recent is how many tickets the visitor's network took within its
+	// JoinLimit window, this one included (0 without a limit or network).
+	Recent int64
+	// Restored says what this call put back after a data loss;
+	// GraceStarted is true when it was the first of this incarnation.
+	Restored     Restore
+	GraceStarted bool
 }
 
 // Ahead is the number of people in line in front of the visitor.
@@ -112,11 +197,16 @@ type Stats struct {
 	// MeasuredOver is the span AdmittedLastMinute covers: a minute, or the
 	// room's age in the store when younger.
 	MeasuredOver  time.Duration
-	Joined        int64 // visitors who took a ticket or went straight in
+	Joined        int64 // visitors who took a place or went straight in
 	AdmittedTotal int64
 	Released      int64
 	Expired       int64
 	Abandoned     int64
+	// Issued counts tickets handed out, placed or not; Limited and Full
+	// the newcomers turned away by the join quota and by MaxWaiting.
+	Issued  int64
+	Limited int64
+	Full    int64
 }
 
 // Store keeps every room's line, its active sessions and its runtime
@@ -131,25 +221,34 @@ type Store interface {
 	//
 	// Normally: an admitted visitor's session slides forward, written only
 	// when its remaining time falls below SessionTTL minus the renew
-	// interval (Decision.Renewed); a waiting visitor's poll is recorded and
-	// its position returned.
+	// interval (Decision.Renewed), up to SessionMax from its first use; a
+	// session used from more than SessionClients networks is refused to
+	// the newcomer (RefusedShared), never to those already on it. A waiting
+	// visitor's poll is recorded and its position returned.
 	//
-	// Joining: a visitor the store does not know gets StateNone when join
-	// is false. When join is true it goes in at once if nobody waits and
-	// both limits allow, and otherwise takes the next ticket, at the back.
+	// A ticket brought back: an unplaced ticket of this incarnation (v.Placed
+	// false) takes its place at its number, ahead of later numbers already
+	// placed, once per ticket and only while it is younger than
+	// AbandonAfter (v.Issued); if nobody placed waits and both limits allow,
+	// its holder goes in at once instead. A solved challenge (v.Challenge)
+	// is spent on the way, once (RefusedChallenge after that).
 	//
-	// After a data loss: a visitor whose ticket predates the store's data
-	// (see the package comment) is put back at the place that ticket gives,
-	// at most once per incarnation of the store, so a restored place cannot
-	// be retaken again and again; the first such return starts the
-	// RecoveryGrace. A restored visitor whose v.Until is still ahead was
-	// inside when the data was lost: it goes back inside until then (at
-	// most SessionTTL from now), taking no token and whatever the active
-	// count: it held one of the room's slots all along, and throwing it out
-	// mid-checkout because a tick gave its slot away after the loss would be
-	// worse than a room briefly over MaxActive, by at most the number who
-	// were inside.
-	Decide(ctx context.Context, room string, lim Limits, v Visitor, join bool) (Decision, error)
+	// Joining, for anyone else: JoinNone answers StateNone. JoinTicket hands
+	// out the next number (see Join), refused past the network's JoinLimit
+	// (RefusedQuota) or MaxWaiting (RefusedFull); when nobody placed waits
+	// and both limits allow, the newcomer goes in at once with the first
+	// session a tick gives (see Admit). JoinNumber takes a number only.
+	//
+	// After a data loss: a ticket older than the store's data (see the
+	// package comment) gets its place back if it was seen within
+	// AbandonAfter of the loss (v.Seen), at most once per visitor and
+	// incarnation, so a hoard of old tickets cannot be farmed; older ones
+	// join at the back. One whose admission still runs (v.Until) goes back
+	// inside while a slot is free, else to the front of the line. The
+	// first restore starts the RecoveryGrace: until it ends nobody goes in
+	// at once and ticks let in only restored tickets, so no newcomer takes
+	// a slot from the people who held them.
+	Decide(ctx context.Context, room string, lim Limits, v Visitor, join Join) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then
 	// move visitors from the head of the line into the active set while
@@ -168,12 +267,14 @@ type Store interface {
 	// Errors: ErrUnavailable, ErrClosed.
 	AdmitN(ctx context.Context, room string, lim Limits, n int) (Admitted, error)
 
-	// Shuffle reorders, once per key, everyone waiting in the room now by
+	// Shuffle reorders, once per key, the pre-queue waiting in the room now
+	// (the placed tickets handed out under Limits.Prequeue) by
 	// ShuffleOrder(seed, id), reusing their ticket numbers among them: a
-	// fair draw among visitors who were all equally early (a scheduled
-	// sale's pre-queue), which anyone can check from the recorded seed. A
-	// key already used changes nothing and returns the seed recorded then.
-	// Errors: ErrUnavailable, ErrClosed.
+	// fair draw among visitors who were all equally early, which anyone can
+	// check from the recorded seed. Nobody who came after the pre-queue is
+	// moved, and a room without one is left as it is. A key already used
+	// changes nothing and returns the seed recorded then. Errors:
+	// ErrUnavailable, ErrClosed.
 	Shuffle(ctx context.Context, room, key, seed string) (used string, shuffled int, err error)
 
 	// Release ends the visitor's session or gives up its place in line.
@@ -220,6 +321,39 @@ type Limits struct {
 	// whole line instead of from its head (mode: random). Immediate
 	// admission is unchanged: it needs an empty line anyway.
 	Random bool
+	// JoinLimit bounds the new tickets of one client network
+	// (Visitor.Network): JoinLimit.N at once, then one per
+	// JoinLimit.Per/JoinLimit.N (a GCRA). The zero Rate is unlimited.
+	JoinLimit Rate
+	// MaxWaiting bounds the line: past it newcomers are refused
+	// (RefusedFull). 0 is unbounded.
+	MaxWaiting int64
+	// SessionClients bounds the distinct client networks that may use one
+	// admitted session (RefusedShared past it); 0 is unbounded.
+	SessionClients int
+	// SessionMax caps a session's time inside, counted from its first
+	// use, renewals included (RefusedSessionMax past it); 0 is no cap.
+	SessionMax time.Duration
+	// Prequeue marks tickets handed out now as a scheduled sale's
+	// pre-queue, the only ones its opening's Shuffle draws among.
+	Prequeue bool
+	// PlaceWithin is how long a ticket handed out may take to come back
+	// and take its place (PlacementWindow: AbandonAfter when 0). Until
+	// then the places behind it count it, so a position never grows when
+	// it comes back; after it, it counts nowhere and buys no place.
+	PlaceWithin time.Duration
+}
+
+// PlacementWindow is how long a ticket handed out may take to come back;
+// see PlaceWithin.
+func (l Limits) PlacementWindow() time.Duration {
+	switch {
+	case l.PlaceWithin > 0:
+		return l.PlaceWithin
+	case l.AbandonAfter > 0:
+		return l.AbandonAfter
+	}
+	return time.Minute
 }
 
 // RenewInterval is how long a session's expiry may lag behind "now +

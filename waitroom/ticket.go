@@ -30,6 +30,10 @@ type Ticket struct {
 	Start   int64  `json:"p,omitempty"` // position when the visitor joined, for the progress bar
 	Until   int64  `json:"u,omitempty"` // unix seconds the admission runs to; 0 while waiting
 	Sealed  int64  `json:"s"`           // unix seconds of this encoding, to renew it before MaxAge
+	// Pending is true for a ticket handed out whose place the store has
+	// not written yet: its holder has not come back. Tickets issued before
+	// places were written lazily read as placed.
+	Pending bool `json:"w,omitempty"`
 }
 
 // Admitted reports whether the ticket carries an admission still running at now.

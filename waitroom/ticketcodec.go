@@ -15,14 +15,17 @@ import (
 //
 // The binary form: the byte binaryTicket, then uvarint version, the 16
 // bytes of the visitor id, uvarint length and bytes of the room, then
-// varints number, issued, start, until and sealed. JSON always starts with
-// '{', so the first byte tells the two apart.
+// varints number, issued, start, until and sealed, then one byte of flags
+// (flagPending) when any is set. JSON always starts with '{', so the first
+// byte tells the two apart; a ticket without the flags byte (older, or
+// with none set) reads as placed.
 type ticketCodec struct{}
 
 const (
 	binaryTicket = 0x01
 	visitorBytes = 16
 	maxRoomBytes = 255
+	flagPending  = 0x01
 )
 
 // Serialize implements securecookie.Serializer.
@@ -50,6 +53,9 @@ func (ticketCodec) Serialize(src any) ([]byte, error) {
 	b = append(b, tk.Room...)
 	for _, n := range [...]int64{tk.Number, tk.Issued, tk.Start, tk.Until, tk.Sealed} {
 		b = binary.AppendVarint(b, n)
+	}
+	if tk.Pending {
+		b = append(b, flagPending)
 	}
 	return b, nil
 }
@@ -82,11 +88,19 @@ func (ticketCodec) Deserialize(src []byte, dst any) error {
 	for i := range n {
 		n[i] = r.varint()
 	}
+	var flags byte
+	if r.err == nil && len(r.b) > 0 {
+		// Only a set flag is ever written, so a zero byte is malformed:
+		// every ticket that reads writes back the same bytes.
+		if flags = r.byte(); flags == 0 || flags&^flagPending != 0 {
+			return errors.New("deserializing ticket: unknown flags")
+		}
+	}
 	if r.err != nil || len(r.b) != 0 || version > 1<<16 {
 		return errors.New("deserializing ticket: malformed")
 	}
 	*tk = Ticket{Version: int(version), Visitor: base64.RawURLEncoding.EncodeToString(id), Room: string(room),
-		Number: n[0], Issued: n[1], Start: n[2], Until: n[3], Sealed: n[4]}
+		Number: n[0], Issued: n[1], Start: n[2], Until: n[3], Sealed: n[4], Pending: flags&flagPending != 0}
 	return nil
 }
 

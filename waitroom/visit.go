@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"go.uber.org/zap"
@@ -13,52 +14,127 @@ import (
 // decided, and the ticket the client holds once the answer is sent. Serve
 // and Status both make one, then answer from it.
 type visit struct {
-	lr    *liveRoom
-	p     Presented
-	v     Visitor
-	d     Decision
-	phase Phase
-	raw   string // the encoded ticket the client holds after this answer
-	fresh bool   // this answer wrote a new ticket
+	lr      *liveRoom
+	p       Presented
+	v       Visitor
+	d       Decision
+	phase   Phase
+	network netip.Prefix // the client's network; invalid when unknown
+	account string       // the site's signed account, "" for none
+	raw     string       // the encoded ticket the client holds after this answer
+	fresh   bool         // this answer wrote a new ticket
+	// refused, when set, turns the visitor away without a ticket;
+	// challenge, when set, is the work it must do before it gets one.
+	refused   AnswerState
+	retry     time.Duration
+	challenge *ChallengeAnswer
 }
 
-// visit identifies the visitor, asks the store where it stands (joining it
-// when join is true and the room takes newcomers now) and writes the
-// ticket the decision calls for.
-func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Presented, join bool) (visit, error) {
+// visit works out who is asking (the site's signed account, the client's
+// network, the ticket), asks the store where it stands, joining it as join
+// says when the room takes newcomers now, and writes the ticket the
+// decision calls for. A room with a challenge hands a newcomer work, not
+// a ticket.
+func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Presented, join Join) (visit, error) {
 	now := time.Now()
-	vt := visit{lr: lr, p: p, v: g.visitor(lr.name, p, now), raw: p.Raw}
+	room := lr.room()
 	lim, ph, open := lr.admission(now)
-	vt.phase = ph
-	d, err := g.decide(r.Context(), lr.name, lim, vt.v, join && open, now)
+	if !open {
+		join = JoinNone
+	}
+	vt := visit{lr: lr, phase: ph, network: g.network(r)}
+	id := ""
+	if account, ok := room.Identity.Account(r); ok {
+		id, vt.account = room.Identity.VisitorID(lr.name, account), account
+		if p.Valid && p.Ticket.Visitor != id {
+			p = Presented{Cookie: p.Cookie} // someone else's ticket: this request is the account's
+		}
+	} else if room.Identity.Required() {
+		vt.p, vt.raw, vt.refused = p, p.Raw, AnswerIdentity
+		g.rooms.obs.JoinRefused(lr.name, "identity")
+		return vt, nil
+	}
+	vt.p, vt.raw = p, p.Raw
+	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
+	if room.Challenge && !p.Valid && join == JoinTicket {
+		return g.challenged(w, r, vt, lim, now)
+	}
+	return g.settle(w, r, vt, lim, join, now)
+}
+
+// settle asks the store and writes the ticket. A request the store turns
+// away from an admitted session (a network past session_clients, or a
+// session past session_max) is not the session's owner, or the session
+// ran its course: it starts over as a new visitor at the back, and the
+// owner is not disturbed.
+func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, join Join, now time.Time) (visit, error) {
+	name, obs := vt.lr.name, g.rooms.obs
+	d, err := g.decide(r.Context(), name, lim, vt.v, join, now)
 	if err != nil {
 		return vt, err
 	}
+	if d.Refusal == RefusedShared || d.Refusal == RefusedSessionMax {
+		obs.SessionRefused(name, string(d.Refusal))
+		if vt.account != "" && d.Refusal == RefusedShared {
+			vt.refused = AnswerShared // the account's one session is in use elsewhere
+			return vt, nil
+		}
+		id := ""
+		if vt.account != "" {
+			id = vt.v.ID
+		}
+		vt.p = Presented{Cookie: vt.p.Cookie}
+		vt.v = g.visitor(name, vt.p, now, id, vt.v.Network)
+		if vt.lr.room().Challenge && join == JoinTicket {
+			return g.challenged(w, r, vt, lim, now)
+		}
+		if d, err = g.decide(r.Context(), name, lim, vt.v, join, now); err != nil {
+			return vt, err
+		}
+	}
+	switch d.Refusal {
+	case RefusedQuota:
+		vt.refused, vt.retry = AnswerLimited, d.RetryAfter
+		g.limited(name, vt.network)
+	case RefusedFull:
+		vt.refused = AnswerFull
+	}
+	if d.Refusal == RefusedQuota || d.Refusal == RefusedFull {
+		obs.JoinRefused(name, string(d.Refusal))
+		return vt, nil
+	}
 	vt.d = d
+	g.noteRestore(name, vt.v, d)
 	if d.State != StateNone {
-		vt.raw, vt.fresh = g.reissue(w, lr.name, vt.v, p, d, now)
+		vt.raw, vt.fresh = g.reissue(w, name, vt.v, vt.p, d, now)
 	}
 	return vt, nil
 }
 
-// visitor is who the store is asked about. A ticket whose admission has run
-// out (a finished session) gives up its number: after a restart of the
-// store, only places still held may be put back, not sessions long served.
-// One whose admission still runs says until when, so a store that lost its
-// data lets it back inside rather than into line.
-func (g *Gate) visitor(room string, p Presented, now time.Time) Visitor {
+// visitor is who the store is asked about: the ticket's holder, or a new
+// visitor (with the account's id when the site signed one in). A ticket
+// whose admission has run out (a finished session) gives up its number:
+// after a restart of the store, only places still held may be put back,
+// not sessions long served. One whose admission still runs says until
+// when, so a store that lost its data lets it back inside rather than into
+// line.
+func (g *Gate) visitor(room string, p Presented, now time.Time, id, network string) Visitor {
 	if !p.Valid {
-		id := NewVisitorID()
+		if id == "" {
+			id = NewVisitorID()
+		}
 		if ce := g.log.Check(zap.DebugLevel, "new visitor"); ce != nil {
 			ce.Write(zap.String(fieldRoom, room), zap.String(fieldVisitor, id), zap.Bool("ticket_refused", p.Refused))
 		}
-		return Visitor{ID: id}
+		return Visitor{ID: id, Network: network}
 	}
-	v := Visitor{ID: p.Ticket.Visitor, Ticket: p.Ticket.Number}
+	tk := p.Ticket
+	v := Visitor{ID: tk.Visitor, Ticket: tk.Number, Placed: !tk.Pending, Network: network,
+		Issued: time.Unix(tk.Issued, 0), Seen: time.Unix(tk.Sealed, 0)}
 	switch {
-	case p.Ticket.Admitted(now):
-		v.Until = time.Unix(p.Ticket.Until, 0)
-	case p.Ticket.Until != 0:
+	case tk.Admitted(now):
+		v.Until = time.Unix(tk.Until, 0)
+	case tk.Until != 0:
 		v.Ticket = 0
 	}
 	return v
@@ -67,11 +143,13 @@ func (g *Gate) visitor(room string, p Presented, now time.Time) Visitor {
 // decide asks the store where the visitor stands, unless its ticket says it
 // is inside and the store said so less than the session cache's interval
 // ago.
-func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, join bool, now time.Time) (Decision, error) {
+func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, join Join, now time.Time) (Decision, error) {
 	sessions := g.rooms.sessions.Load()
 	if !v.Until.IsZero() {
-		if until, ok := sessions.get(room, v.ID, now); ok {
-			return Decision{State: StateAdmitted, Ticket: v.Ticket, Until: until}, nil
+		// Per network: a session shared from another network must reach
+		// the store, which counts its networks.
+		if until, ok := sessions.get(room, v.ID, v.Network, now); ok {
+			return Decision{State: StateAdmitted, Ticket: v.Ticket, Until: until, Placed: true}, nil
 		}
 	}
 	d, err := g.rooms.store.Decide(ctx, room, lim, v, join)
@@ -80,7 +158,7 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 	}
 	g.rooms.health.answered()
 	if d.State == StateAdmitted {
-		sessions.put(room, v.ID, d.Until, now)
+		sessions.put(room, v.ID, v.Network, d.Until, now)
 		if d.Ticket == 0 {
 			d.Ticket = v.Ticket // a store need not keep the number of those inside
 		}
@@ -89,25 +167,26 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 }
 
 // reissue writes a new ticket when the visitor's standing changed (a new
-// place, a new or renewed session) or the one sent is past half its life.
-// Otherwise it keeps the one sent, so a waiting visitor's poll costs no
-// encoding. It returns the current value and whether it wrote a new one.
+// ticket, place or session, a renewed session) or the one sent needs a new
+// seal. Otherwise it keeps the one sent, so most of a waiting visitor's
+// polls cost no encoding. It returns the current value and whether it
+// wrote a new one.
 func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision, now time.Time) (string, bool) {
 	want := p.Ticket
 	want.Visitor, want.Room = v.ID, room
-	if d.Ticket != 0 {
-		want.Number = d.Ticket
+	if d.Ticket != 0 && d.Ticket != want.Number {
+		want.Number, want.Issued = d.Ticket, now.Unix()
 	}
 	if !p.Valid {
 		want.Issued = now.Unix()
 	}
+	want.Pending = !d.Placed
 	want.Start = startOf(p, d)
 	want.Until = 0
 	if d.State == StateAdmitted {
 		want.Until = d.Until.Unix()
 	}
-	fresh := now.Unix()-p.Ticket.Sealed < int64(g.tickets.MaxAge()/time.Second)/2
-	if p.Valid && want == p.Ticket && fresh {
+	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < g.resealAfter(room) {
 		return p.Raw, false
 	}
 	value, err := g.tickets.Encode(want)
@@ -120,6 +199,19 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 		w.Header().Set(TokenHeader, value)
 	}
 	return value, true
+}
+
+// resealAfter is how old a seal may get before a poll renews it, in
+// seconds: half the ticket's life, and half the room's abandon_after, so a
+// visitor who keeps polling always carries a seal recent enough to get its
+// place back after a data loss (Visitor.Seen), and the cost is one
+// encoding per half abandon_after, not per poll.
+func (g *Gate) resealAfter(room string) int64 {
+	d := g.tickets.MaxAge() / 2
+	if lr := g.rooms.get(room); lr != nil && lr.room().Limits.AbandonAfter > 0 {
+		d = min(d, lr.room().Limits.AbandonAfter/2)
+	}
+	return max(int64(d/time.Second), 1)
 }
 
 // startOf is the position the progress bar counts from: the one the visitor
@@ -149,6 +241,12 @@ func (g *Gate) answer(vt visit, returnTo string) Answer {
 		a.Token = vt.raw
 	}
 	switch {
+	case vt.refused != "":
+		a.State, a.Decision, a.Token, a.RetryAfter = vt.refused, Decision{}, "", vt.retry
+		return a
+	case vt.challenge != nil:
+		a.State, a.Challenge, a.Token = AnswerChallenge, vt.challenge, ""
+		return a
 	case d.State == StateAdmitted:
 		return a
 	case eff.Mode == ModeReject || vt.phase == PhaseClosed:
@@ -175,6 +273,11 @@ func (g *Gate) answer(vt visit, returnTo string) Answer {
 		a.ETAKnown = true
 	}
 	a.Refresh = refreshHint(*room, d.Position, a.ETA, a.ETAKnown)
+	if !d.Placed {
+		// A ticket just handed out takes its place when it comes back,
+		// which must be well within the placement window.
+		a.Refresh = room.Refresh
+	}
 	return a
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
+	"github.com/waitroom/waitroom/waitroom/storetest"
 	"github.com/waitroom/waitroom/web/browsertest"
 )
 
@@ -25,7 +26,7 @@ func TestDashboard_RealAPI(t *testing.T) {
 	ctxb := context.Background()
 	lim := waitroom.Limits{MaxActive: 3, SessionTTL: time.Hour, AbandonAfter: time.Hour}
 	for range 7 { // three go in, four wait
-		if _, err := store.Decide(ctxb, "concert", lim, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); err != nil {
+		if _, _, err := storetest.Enter(ctxb, store, "concert", lim, waitroom.NewVisitorID()); err != nil {
 			t.Fatal(err)
 		}
 	}

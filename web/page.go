@@ -46,12 +46,18 @@ type View struct {
 
 	Message string // the operator's notice for the room; "" for none
 
+	Challenge *ChallengeBody // the work to do before a ticket; nil for none
+
 	custom *template.Template // the room's own page (page.template), if any
 
 	StatusCode int // 200 (default), 202 or 429
 }
 
-// StatusBody is the JSON body of a waiting answer and of the status endpoint.
+// StatusBody is the JSON body of a waiting answer and of the status
+// endpoint. Every field is always present, so a client generated from a
+// fixed schema reads every answer: eta_seconds and eta_max_seconds are
+// null until there is a measure (and eta_max_seconds unless the wait is a
+// range), challenge is null unless state is "challenge".
 type StatusBody struct {
 	Room         string               `json:"room"`
 	State        waitroom.AnswerState `json:"state"`
@@ -59,14 +65,23 @@ type StatusBody struct {
 	Ahead        int64                `json:"ahead"`
 	Behind       int64                `json:"behind"`
 	Waiting      int64                `json:"waiting"`
-	Ticket       int64                `json:"ticket,omitempty"`
-	ETASeconds   *int64               `json:"eta_seconds,omitempty"`
-	ETAMaxSecs   *int64               `json:"eta_max_seconds,omitempty"`
+	Ticket       int64                `json:"ticket"`
+	ETASeconds   *int64               `json:"eta_seconds"`
+	ETAMaxSecs   *int64               `json:"eta_max_seconds"`
 	Progress     float64              `json:"progress"`
 	RefreshAfter int64                `json:"refresh_after"`
-	Token        string               `json:"token,omitempty"`
-	Next         string               `json:"next,omitempty"`
-	Message      string               `json:"message,omitempty"`
+	Token        string               `json:"token"`
+	Next         string               `json:"next"`
+	Message      string               `json:"message"`
+	Challenge    *ChallengeBody       `json:"challenge"`
+}
+
+// ChallengeBody is the work a client does before it gets a ticket: find a
+// nonce such that SHA-256(prefix + nonce) starts with bits zero bits, then
+// repeat the request with "Waitroom-Challenge: <prefix>:<nonce>".
+type ChallengeBody struct {
+	Prefix string `json:"prefix"`
+	Bits   int    `json:"bits"`
 }
 
 const defaultRefresh = 5 * time.Second
@@ -114,6 +129,7 @@ func (v View) Body() StatusBody {
 		RefreshAfter: refreshSeconds(v.Refresh),
 		Token:        v.Token,
 		Message:      v.Message,
+		Challenge:    v.Challenge,
 	}
 	if v.ETAKnown {
 		e := etaSeconds(v.ETA)

@@ -171,10 +171,10 @@ func TestWaiting_JSON(t *testing.T) {
 		v    View
 		want string
 	}{
-		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123"}`},
-		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123"}`},
-		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1"}`},
-		{"admitted off site", offsite, `"next":"/"}`},
+		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":null,"eta_max_seconds":null,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1","message":"","challenge":null}`},
+		{"admitted off site", offsite, `"next":"/","message":"","challenge":null}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 	if a.ReturnTo != "" {
 		q.Set("return_to", a.ReturnTo)
 	}
-	return View{
+	v := View{
 		Room: a.Room, Title: page.Title, Locale: page.Locale, State: a.State,
 		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Line: d.Line, Ticket: d.Ticket,
 		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
@@ -83,4 +83,8 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
 		custom: page.custom,
 	}
+	if c := a.Challenge; c != nil {
+		v.Challenge = &ChallengeBody{Prefix: c.Prefix, Bits: c.Bits}
+	}
+	return v
 }

@@ -132,6 +132,7 @@ func TestAdmin_PauseResumeAdmitAndRelease(t *testing.T) {
 	for range 5 {
 		v := newVisitor(t, base)
 		v.getJSON("/events/1")
+		v.getJSON("/events/1") // back with its ticket: its place
 		line = append(line, v)
 	}
 	// Admit N lets in what max_active allows, bucket or not.

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/memstore"
 	"github.com/waitroom/waitroom/waitroom/metrics"
@@ -75,6 +76,9 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	}
 	if a.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+	}
+	if cfg.Server.ProxyProtocol {
+		a.listener = proxy.ProxyProtocolListener(a.listener, cfg.trusted, cfg.server.readHeader)
 	}
 	if cfg.Admin.Listen == "" {
 		return a, nil

@@ -29,6 +29,7 @@ type Settings struct {
 	sessionCache time.Duration
 	onOutage     waitroom.OutagePolicy
 	trusted      []netip.Prefix
+	networks     waitroom.Networks
 	bypass       *proxy.Bypass
 	router       *proxy.Router
 }
@@ -54,6 +55,7 @@ func build(c *Config) (*Settings, []string) {
 		p.Add("listen", `want host:port such as ":8080", got %q`, c.Listen)
 	}
 	s.server, s.trusted = c.Server.build(&p)
+	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)
 	s.sessionCache, s.onOutage = c.Store.build(&p)
@@ -123,6 +125,7 @@ func (r RoomConfig) build(name string) (waitroom.Room, web.Page, error) {
 		p.Add("abandon_after", "must be at least twice page.refresh_max (%s), got %q", r.Page.RefreshMax, r.AbandonAfter)
 	}
 	room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
+	room.Limits.PlaceWithin = waitroom.PlaceWithin(room.Limits.AbandonAfter, page.Refresh)
 	return room, page, p.Err()
 }
 
@@ -134,6 +137,15 @@ func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {
 	}
 	if s.MaxHeaderBytes < 4096 || s.MaxHeaderBytes > 1<<20 {
 		p.Add("server.max_header_bytes", "must be from 4096 to 1048576, got %d", s.MaxHeaderBytes)
+	}
+	if s.ClientNetworkV4 < 8 || s.ClientNetworkV4 > 32 {
+		p.Add("server.client_network_v4", "must be from 8 to 32, got %d", s.ClientNetworkV4)
+	}
+	if s.ClientNetworkV6 < 32 || s.ClientNetworkV6 > 128 {
+		p.Add("server.client_network_v6", "must be from 32 to 128, got %d", s.ClientNetworkV6)
+	}
+	if s.ProxyProtocol && len(s.TrustedProxies) == 0 {
+		p.Add("server.proxy_protocol", "needs server.trusted_proxies (the balancers that send the header), got none")
 	}
 	var trusted []netip.Prefix
 	for i, c := range s.TrustedProxies {

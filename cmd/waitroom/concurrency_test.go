@@ -74,7 +74,7 @@ func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 			}
 			// Nobody with an earlier ticket may still be waiting now.
 			for _, j := range order[:rank[i]] {
-				d, err := app.store.Decide(ctx, "concert", lim, waitroom.Visitor{ID: ids[j], Ticket: tickets[j]}, false)
+				d, err := app.store.Decide(ctx, "concert", lim, waitroom.Visitor{ID: ids[j], Ticket: tickets[j]}, waitroom.JoinNone)
 				if err == nil && d.State == waitroom.StateWaiting {
 					errs <- fmt.Errorf("visitor of rank %d admitted while rank %d still waits", rank[i], rank[j])
 					break

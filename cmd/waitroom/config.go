@@ -40,8 +40,20 @@ type ServerConfig struct {
 	MaxHeaderBytes int `mapstructure:"max_header_bytes" yaml:"max_header_bytes" json:"max_header_bytes"`
 	// ShutdownTimeout is how long SIGTERM waits for in-flight requests. Default "30s".
 	ShutdownTimeout string `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout" json:"shutdown_timeout"`
-	// TrustedProxies are the CIDRs whose X-Forwarded-* headers are kept. Default none.
+	// TrustedProxies are the peers (CIDRs or addresses) whose forwarding
+	// headers (X-Forwarded-For, Forwarded) and PROXY-protocol headers are
+	// believed: the client's address is the rightmost hop that is not one of
+	// them. From anyone else they are dropped. Default none.
 	TrustedProxies []string `mapstructure:"trusted_proxies" yaml:"trusted_proxies" json:"trusted_proxies"`
+	// ProxyProtocol reads a PROXY protocol header (v1 or v2) on every
+	// connection from a trusted proxy (an AWS NLB, HAProxy), required from
+	// them; from anyone else a PROXY header is refused. Default false.
+	ProxyProtocol bool `mapstructure:"proxy_protocol" yaml:"proxy_protocol" json:"proxy_protocol"`
+	// ClientNetworkV4 and ClientNetworkV6 size the client networks that
+	// per-client limits (rooms' join_limit, session_clients) apply to, in
+	// prefix bits: default 24 and 56, a household, an office or a PC-bang.
+	ClientNetworkV4 int `mapstructure:"client_network_v4" yaml:"client_network_v4" json:"client_network_v4"`
+	ClientNetworkV6 int `mapstructure:"client_network_v6" yaml:"client_network_v6" json:"client_network_v6"`
 }
 
 // AdminConfig is the operators' listener: JSON API, dashboard, metrics,
@@ -87,6 +99,7 @@ func DefaultConfig() Config {
 		Server: ServerConfig{
 			ReadHeaderTimeout: "10s", IdleTimeout: "120s", MaxHeaderBytes: 64 << 10,
 			ShutdownTimeout: "30s", TrustedProxies: []string{},
+			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json"},

@@ -80,7 +80,8 @@ func TestConfig_ShippedFilesAreValid(t *testing.T) {
 	for _, key := range []string{"read_header_timeout", "max_header_bytes", "on_error", "hash_keys", "same_site", "max_age",
 		"dial_timeout", "max_active", "admit_rate", "admit_burst", "session_ttl", "abandon_after", "tick", "status_code",
 		"locale", "refresh", "recovery_grace", "trusted_proxies", "cidrs", "secret", "mode", "token", "listen", "opens_at", "closes_at", "prequeue_from",
-		"session_cache"} {
+		"session_cache", "proxy_protocol", "client_network_v4", "client_network_v6", "join_limit", "max_waiting",
+		"challenge", "session_clients", "session_max", "identity", "required"} {
 		if !bytes.Contains(doc, []byte(key+":")) {
 			t.Errorf("configs/waitroom.yaml does not document %q", key)
 		}

@@ -13,9 +13,10 @@ import (
 )
 
 // frontDoor is the visitor listener's handler, where every request enters:
-// clean the path, serve waitroom's own endpoints, route, then bypass,
-// proxy or queue. It takes the generation in service once per request, so a
-// reload never changes the rules under a request.
+// work out the client's address, clean the path, serve waitroom's own
+// endpoints, route, then bypass, proxy or queue. It takes the generation in
+// service once per request, so a reload never changes the rules under a
+// request.
 type frontDoor struct{ app *App }
 
 func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -23,6 +24,10 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Only the gate may tell an upstream who a visitor is.
 	r.Header.Del(waitroom.VisitorHeader)
 	r.Header.Del(waitroom.RoomHeader)
+	// Once, here: the bypass rules, the per-network limits, the logs and
+	// the metrics all read this address, believed from forwarding headers
+	// only when the peer is a trusted proxy.
+	r = r.WithContext(proxy.WithClient(r.Context(), proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)))
 	clean, err := proxy.CleanPath(r.URL.Path)
 	if err != nil {
 		f.pages.Error(w, r, http.StatusBadRequest)
@@ -31,7 +36,7 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Route on the cleaned path and forward that same path, so what the
 	// router saw is what the upstream gets.
 	r.URL.Path, r.URL.RawPath = clean, ""
-	if hasPrefixFold(clean, waitroom.Prefix) || strings.EqualFold(clean, strings.TrimSuffix(waitroom.Prefix, "/")) {
+	if match := proxy.MatchPath(clean); hasPrefixFold(match, waitroom.Prefix) || strings.EqualFold(match, strings.TrimSuffix(waitroom.Prefix, "/")) {
 		f.endpoint(w, r, clean)
 		return
 	}

@@ -44,7 +44,7 @@ func (a *App) build(s *Settings) (*generation, error) {
 	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.roomOf, Log: a.log.Named("gate"),
+		RoomOf: g.roomOf, Client: proxy.Client, Networks: s.networks, Log: a.log.Named("gate"),
 	})
 	if err := g.buildUpstreams(a); err != nil {
 		return nil, err

@@ -48,6 +48,14 @@ func writeRedacted(w io.Writer, cfg *Config) error {
 	if c.Store.Redis.Password != "" {
 		c.Store.Redis.Password = redacted
 	}
+	rooms := make(map[string]RoomConfig, len(c.Rooms))
+	for name, rc := range c.Rooms {
+		if rc.Identity.Secret != "" {
+			rc.Identity.Secret = redacted
+		}
+		rooms[name] = rc
+	}
+	c.Rooms = rooms
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(c); err != nil {

@@ -40,6 +40,11 @@ func TestSchedule_PrequeueIsShuffledOnceAtOpening(t *testing.T) {
 		if r.state() != "prequeue" || r.position() != 0 {
 			t.Fatalf("arrival %d before the opening: %v", i, r.json)
 		}
+		// Its page's first poll brings the ticket back: only a place
+		// written before the opening is in the draw.
+		if r = v.getJSON("/events/"); r.state() != "prequeue" {
+			t.Fatalf("arrival %d polling before the opening: %v", i, r.json)
+		}
 		tk, err := codec.Decode("concert", v.cookieValue("concert"))
 		if err != nil {
 			t.Fatalf("arrival %d has no ticket: %v", i, err)

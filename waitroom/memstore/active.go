@@ -11,6 +11,11 @@ type session struct {
 	ticket int64
 	until  time.Time
 	index  int // place in the expiry heap, kept up to date by the heap
+	// started is the session's first use (zero until then), for
+	// SessionMax; nets are the client networks that used it, for
+	// SessionClients.
+	started time.Time
+	nets    []string
 }
 
 // sessions is the active set: a map to find a visitor and a min-heap by

@@ -23,7 +23,7 @@ func lineOf(b *testing.B, n int) (*memstore.Store, []waitroom.Visitor) {
 	vs := make([]waitroom.Visitor, n)
 	for i := range vs {
 		vs[i].ID = waitroom.NewVisitorID()
-		d, err := s.Decide(ctx, "r", benchLimits, vs[i], true)
+		d, err := s.Decide(ctx, "r", benchLimits, vs[i], waitroom.JoinTicket)
 		if err != nil || d.State != waitroom.StateWaiting {
 			b.Fatalf("join %d: %+v, %v", i, d, err)
 		}
@@ -42,7 +42,7 @@ func BenchmarkMemStore_Decide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		i = (i + 7919) % len(vs) // a prime stride visits every one
-		d, err := s.Decide(ctx, "r", benchLimits, vs[i], true)
+		d, err := s.Decide(ctx, "r", benchLimits, vs[i], waitroom.JoinTicket)
 		if err != nil || d.State != waitroom.StateWaiting {
 			b.Fatalf("poll: %+v, %v", d, err)
 		}
@@ -58,7 +58,7 @@ func BenchmarkMemStore_DecideAdmitted(b *testing.B) {
 	v := waitroom.Visitor{ID: waitroom.NewVisitorID()}
 	b.ReportAllocs()
 	for b.Loop() {
-		if d, err := s.Decide(ctx, "r", lim, v, true); err != nil || d.State != waitroom.StateAdmitted {
+		if d, err := s.Decide(ctx, "r", lim, v, waitroom.JoinTicket); err != nil || d.State != waitroom.StateAdmitted {
 			b.Fatalf("request: %+v, %v", d, err)
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkMemStore_Join(b *testing.B) {
 	for b.Loop() {
 		v := waitroom.Visitor{ID: ids[i%len(ids)]}
 		i++
-		if _, err := s.Decide(ctx, "r", benchLimits, v, true); err != nil {
+		if _, err := s.Decide(ctx, "r", benchLimits, v, waitroom.JoinTicket); err != nil {
 			b.Fatal(err)
 		}
 		if i%len(ids) == 0 {

@@ -27,7 +27,8 @@ func TestStore_RenewInterval(t *testing.T) {
 		f := newFixture(t)
 		lim := limits(1)
 		lim.SessionTTL = tc.ttl
-		v, first := f.join(lim)
+		v, _ := f.join(lim)
+		first := f.decide(lim, v, false) // its first use: the full session
 		f.clock.Advance(tc.elapsed)
 		d := f.decide(lim, v, false)
 		want := first.Until
@@ -195,7 +196,7 @@ func TestStore_ClosedAndCanceled(t *testing.T) {
 	lim := limits(1)
 	calls := map[string]func(context.Context) error{
 		"Decide": func(ctx context.Context) error {
-			_, err := s.Decide(ctx, "r", lim, waitroom.Visitor{ID: "v"}, true)
+			_, err := s.Decide(ctx, "r", lim, waitroom.Visitor{ID: "v"}, waitroom.JoinTicket)
 			return err
 		},
 		"Admit":   func(ctx context.Context) error { _, err := s.Admit(ctx, "r", lim); return err },
@@ -241,8 +242,9 @@ func TestStore_ClockSteppingBackStandsStill(t *testing.T) {
 	t0 := f.clock.Now()
 	f.join(lim)
 	f.clock.Advance(-time.Hour)
-	if _, d := f.join(lim); !d.Until.Equal(t0.Add(lim.SessionTTL)) {
-		t.Errorf("admitted while the clock reads an hour back: Until %v, want %v", d.Until, t0.Add(lim.SessionTTL))
+	// Let in at once: the first session, as short as an abandoned place.
+	if _, d := f.join(lim); !d.Until.Equal(t0.Add(lim.AbandonAfter)) {
+		t.Errorf("admitted while the clock reads an hour back: Until %v, want %v", d.Until, t0.Add(lim.AbandonAfter))
 	}
 	f.join(limits(0)) // waits, seen at t0 rather than an hour before
 	f.clock.Advance(time.Hour + lim.AbandonAfter)

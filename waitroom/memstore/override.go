@@ -7,7 +7,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 )
 
-// SetOverride implements waitroom.Overrides: o's non-nil fields and a
+// SetOverride implements waitroom.Store: o's non-nil fields and a
 // non-empty Mode replace the room's, and Changed becomes the store's time.
 // An override the Redis store could not keep (a negative max_active, a
 // rate per other than a second, minute or hour, an unknown mode) is
@@ -43,7 +43,7 @@ func (s *Store) SetOverride(ctx context.Context, room string, o waitroom.Overrid
 	return nil
 }
 
-// ClearOverride implements waitroom.Overrides. Errors: waitroom.ErrClosed,
+// ClearOverride implements waitroom.Store. Errors: waitroom.ErrClosed,
 // ctx's error.
 func (s *Store) ClearOverride(ctx context.Context, room string) error {
 	r, _, err := s.enter(ctx, room, false)
@@ -55,7 +55,7 @@ func (s *Store) ClearOverride(ctx context.Context, room string) error {
 	return nil
 }
 
-// Override implements waitroom.Overrides; the result shares nothing with
+// Override implements waitroom.Store; the result shares nothing with
 // the store. Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) Override(ctx context.Context, room string) (waitroom.Override, error) {
 	r, _, err := s.enter(ctx, room, false)
@@ -76,7 +76,7 @@ func (s *Store) Override(ctx context.Context, room string) (waitroom.Override, e
 	return o, nil
 }
 
-// AdmitN implements waitroom.Overrides: one admission round that lets up
+// AdmitN implements waitroom.Store: one admission round that lets up
 // to n in, within MaxActive, without looking at or spending the token
 // bucket. Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n int) (waitroom.Admitted, error) {

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,6 +39,16 @@ type room struct {
 	minute minute
 	totals waitroom.Stats // only the running totals are kept here
 
+	// win knows which tickets handed out lately were used and which may
+	// still come back to take their place (see window).
+	win window
+	// quota is each client network's GCRA time (see charge); spent holds
+	// solved challenges until they expire; preqMin and preqMax are the
+	// first and last tickets handed out in a pre-queue.
+	quota            map[string]time.Time
+	spent            map[string]time.Time
+	preqMin, preqMax int64
+
 	// override is the room's runtime override (Store.SetOverride); its
 	// pointers are the room's own, never the caller's.
 	override waitroom.Override
@@ -56,6 +67,9 @@ func newRoom(now time.Time) *room {
 		waiting:  make(map[string]*waiter),
 		active:   newSessions(),
 		restored: make(map[string]struct{}),
+		win:      newWindow(seed, now),
+		quota:    make(map[string]time.Time),
+		spent:    make(map[string]time.Time),
 	}
 }
 
@@ -76,84 +90,94 @@ func (r *room) expire(now time.Time) int {
 	return n
 }
 
-func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join bool) waitroom.Decision {
+func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) waitroom.Decision {
 	r.expire(now)
 	if s := r.active.get(v.ID); s != nil {
-		return r.renew(s, now, lim)
+		return r.inside(s, now, lim, v)
 	}
 	if w := r.waiting[v.ID]; w != nil {
 		r.seen.touch(w, now)
 		return r.waitingDecision(w, false)
 	}
-	if !join {
-		return waitroom.Decision{}
+	if v.Ticket > 0 && v.Ticket < r.seed {
+		if d, ok := r.restore(now, lim, v); ok {
+			return d
+		}
+	} else if v.Ticket > 0 && !v.Placed {
+		if d, ok := r.place(now, lim, v); ok {
+			return d
+		}
 	}
-	return r.join(now, lim, v)
+	switch join {
+	case waitroom.JoinTicket:
+		return r.issue(now, lim, v)
+	case waitroom.JoinNumber:
+		return r.number(now, lim, v)
+	}
+	return waitroom.Decision{}
 }
 
-// renew slides an admitted visitor's session, writing at most once per renew
-// interval.
-func (r *room) renew(s *session, now time.Time, lim waitroom.Limits) waitroom.Decision {
-	d := waitroom.Decision{State: waitroom.StateAdmitted, Ticket: s.ticket}
-	if s.until.Sub(now) < lim.SessionTTL-lim.RenewInterval() {
-		r.active.extend(s, now.Add(lim.SessionTTL))
+// inside answers an admitted visitor: its session slides forward, at most
+// once per renew interval and never past SessionMax from its first use; a
+// request from a network beyond SessionClients is refused, and the session
+// goes on for the networks already on it.
+func (r *room) inside(s *session, now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
+	if s.started.IsZero() {
+		s.started = now
+	}
+	end := now.Add(lim.SessionTTL)
+	if lim.SessionMax > 0 {
+		if !now.Before(s.started.Add(lim.SessionMax)) {
+			r.active.remove(s)
+			r.totals.Expired++
+			return waitroom.Decision{Refusal: waitroom.RefusedSessionMax}
+		}
+		end = minTime(end, s.started.Add(lim.SessionMax))
+	}
+	if lim.SessionClients > 0 && v.Network != "" && !slices.Contains(s.nets, v.Network) {
+		if len(s.nets) >= lim.SessionClients {
+			return waitroom.Decision{Refusal: waitroom.RefusedShared}
+		}
+		s.nets = append(s.nets, v.Network)
+	}
+	d := waitroom.Decision{State: waitroom.StateAdmitted, Ticket: s.ticket, Placed: true}
+	if s.until.Before(end) && s.until.Sub(now) < lim.SessionTTL-lim.RenewInterval() {
+		r.active.extend(s, end)
 		d.Renewed = true
 	}
 	d.Until = s.until
 	return d
 }
 
+// waitingDecision is a placed visitor's standing. Its position counts the
+// pending tickets ahead of it (handed out, not yet brought back, still
+// able to be), so it never grows when one of them comes back.
 func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 	return waitroom.Decision{
 		State:    waitroom.StateWaiting,
 		Ticket:   w.ticket,
-		Position: int64(r.line.rank(w)),
-		Line:     int64(r.line.len()),
+		Position: int64(r.line.rank(w)) + r.win.pendingBelow(w.ticket),
+		Line:     int64(r.line.len()) + r.win.pendingBelow(r.seq+1),
 		Joined:   joined,
+		Placed:   true,
 	}
 }
 
-// join gives an unknown visitor a session at once when nobody waits and both
-// limits allow, and a place in line otherwise.
-func (r *room) join(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
-	ticket, restored := r.ticketFor(v, now, lim)
+// admitAtOnce lets a visitor straight in when nobody placed waits, no
+// recovery grace runs and both limits allow, with the first session a tick
+// gives (firstSession): a visitor who never comes back frees the slot as
+// soon as an abandoned place would.
+func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id string, ticket int64) (waitroom.Decision, bool) {
+	if r.inGrace(now) || r.line.len() > 0 || r.win.pendingBelow(ticket) > 0 || r.active.len() >= lim.MaxActive {
+		return waitroom.Decision{}, false
+	}
+	r.bucket.refill(now, lim)
+	if !r.bucket.take(lim) {
+		return waitroom.Decision{}, false
+	}
+	s := r.admit(id, ticket, now, firstSession(lim))
 	r.totals.Joined++
-	if restored && v.Until.After(now) {
-		// Inside when the data was lost: back inside, no token, no new
-		// admission to count, even over MaxActive (see Store.Decide).
-		s := r.active.add(v.ID, ticket, minTime(v.Until, now.Add(lim.SessionTTL)))
-		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
-	}
-	if !r.inGrace(now) && r.line.len() == 0 && r.active.len() < lim.MaxActive {
-		r.bucket.refill(now, lim)
-		if r.bucket.take(lim) {
-			s := r.admit(v.ID, ticket, now, lim.SessionTTL)
-			return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true}
-		}
-	}
-	w := &waiter{id: v.ID, ticket: ticket}
-	r.line.insert(w)
-	r.seen.pushBack(w, now)
-	r.waiting[v.ID] = w
-	return r.waitingDecision(w, true)
-}
-
-// ticketFor is the ticket of a visitor who joins: the one its cookie carries
-// when that predates the room's seed (a place held before the store lost its
-// data) and was not restored already, otherwise the next number. The first
-// restore starts the recovery grace. restored reports the first case.
-func (r *room) ticketFor(v waitroom.Visitor, now time.Time, lim waitroom.Limits) (ticket int64, restored bool) {
-	if v.Ticket > 0 && v.Ticket < r.seed {
-		if _, again := r.restored[v.ID]; !again {
-			r.restored[v.ID] = struct{}{}
-			if r.graceUntil.IsZero() && lim.RecoveryGrace > 0 {
-				r.graceUntil = now.Add(lim.RecoveryGrace)
-			}
-			return v.Ticket, true
-		}
-	}
-	r.seq++
-	return r.seq, false
+	return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true, Placed: true}, true
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -207,6 +231,7 @@ func (r *room) admitN(now time.Time, lim waitroom.Limits, n int) waitroom.Admitt
 // in, so no slot or token is spent on someone who left.
 func (r *room) pass(now time.Time, lim waitroom.Limits, n int, bucket bool) waitroom.Admitted {
 	var a waitroom.Admitted
+	r.pruneMarks(now, lim)
 	a.Expired = r.expire(now)
 	a.Abandoned = r.prune(now, lim.AbandonAfter)
 	// During the grace only restored tickets go in. They are all older than

@@ -8,7 +8,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 )
 
-// Shuffle implements waitroom.Overrides: the visitors waiting now are put
+// Shuffle implements waitroom.Store: the pre-queue waiting now is put
 // in the order of waitroom.ShuffleOrder, on the ticket numbers they hold
 // among them, once per key. Errors: waitroom.ErrClosed, ctx's error.
 func (s *Store) Shuffle(ctx context.Context, room, key, seed string) (string, int, error) {
@@ -23,8 +23,12 @@ func (s *Store) Shuffle(ctx context.Context, room, key, seed string) (string, in
 	ws := make([]*waiter, 0, len(r.waiting))
 	tickets := make([]int64, 0, len(r.waiting))
 	for _, w := range r.waiting {
-		ws = append(ws, w)
-		tickets = append(tickets, w.ticket)
+		// Only the pre-queue's own tickets: whoever came after it, or a
+		// room that never had one, keeps its order.
+		if r.preqMin > 0 && w.ticket >= r.preqMin && w.ticket <= r.preqMax {
+			ws = append(ws, w)
+			tickets = append(tickets, w.ticket)
+		}
 	}
 	slices.Sort(tickets)
 	order := make(map[*waiter]string, len(ws))

@@ -40,7 +40,7 @@ func New(opts ...Option) *Store {
 }
 
 // Decide implements waitroom.Store. Errors: waitroom.ErrClosed, ctx's error.
-func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
+func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
 	r, now, err := s.enter(ctx, room, true)
 	if err != nil {
 		return waitroom.Decision{}, err

@@ -54,7 +54,7 @@ func BenchmarkStore_Decide(b *testing.B) {
 			ctx := b.Context()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := st.Decide(ctx, room, lim, v, true); err != nil {
+				if _, err := st.Decide(ctx, room, lim, v, waitroom.JoinTicket); err != nil {
 					b.Fatal(err)
 				}
 			}

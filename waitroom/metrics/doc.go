@@ -27,6 +27,11 @@
 //	waitroom_queue_length{room}                       gauge     visitors in line
 //	waitroom_active_sessions{room}                    gauge     sessions inside
 //	waitroom_admitted_last_minute{room}               gauge     admissions in the last 60s
+//	waitroom_joins_refused_total{room,reason}         counter   reason: quota, full, challenge, identity
+//	waitroom_session_refusals_total{room,reason}      counter   reason: shared, session_max
+//	waitroom_challenges_total{room,result}            counter   result: issued, ok, malformed, bad_mac, wrong_room,
+//	                                                            wrong_network, expired, not_enough_work, spent
+//	waitroom_restores_total{room,kind}                counter   kind: waiting, inside (after a data loss)
 //	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
 //	waitroom_store_outages_total                      counter   times the store went from up to down
 //	waitroom_store_up                                 gauge     1 while the store answers

@@ -35,6 +35,10 @@ type Metrics struct {
 	active       *prometheus.GaugeVec     // room
 	lastMinute   *prometheus.GaugeVec     // room
 	reloads      *prometheus.CounterVec   // result
+	refusals     *prometheus.CounterVec   // room, reason
+	sessionRefs  *prometheus.CounterVec   // room, reason
+	challenges   *prometheus.CounterVec   // room, result
+	restores     *prometheus.CounterVec   // room, kind
 	outages      prometheus.Counter
 	storeUp      prometheus.Gauge
 
@@ -56,7 +60,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
-		m.queue, m.active, m.lastMinute,
+		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores,
 		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp,
 	)
 	m.resolve()
@@ -88,6 +92,14 @@ func (m *Metrics) defineRooms() {
 		"Sessions inside, from the store's last snapshot (shared by all instances).")
 	m.lastMinute = gaugeVec("waitroom_admitted_last_minute",
 		"Admissions in the last 60 seconds, from the store's last snapshot (shared by all instances).")
+	m.refusals = counterVec("waitroom_joins_refused_total",
+		"Newcomers this instance turned away without a ticket, by reason (quota, full, challenge, identity).", "room", "reason")
+	m.sessionRefs = counterVec("waitroom_session_refusals_total",
+		"Requests an admitted session refused, by reason (shared: past session_clients; session_max).", "room", "reason")
+	m.challenges = counterVec("waitroom_challenges_total",
+		"Proofs of work issued and checked, by result (issued, ok, or why one was refused).", "room", "result")
+	m.restores = counterVec("waitroom_restores_total",
+		"Places and sessions put back after the store lost its data, by kind (waiting, inside).", "room", "kind")
 }
 
 // defineEdges creates the series of what surrounds the rooms: tickets,

@@ -123,11 +123,19 @@ func arrive(t testing.TB, st waitroom.Store, m *metrics.Metrics, tl *tally) []st
 	ids := make([]string, 6)
 	for i := range ids {
 		ids[i] = waitroom.NewVisitorID()
-		d, err := st.Decide(t.Context(), room, lim, waitroom.Visitor{ID: ids[i]}, true)
+		v := waitroom.Visitor{ID: ids[i], Issued: time.Now()}
+		d, err := st.Decide(t.Context(), room, lim, v, waitroom.JoinTicket)
 		if err != nil {
 			t.Fatalf("Decide %d: %v", i, err)
 		}
 		tl.ops["decide/ok"]++
+		if d.State == waitroom.StateWaiting && !d.Placed { // its page's first poll takes the place
+			v.Ticket = d.Ticket
+			if d, err = st.Decide(t.Context(), room, lim, v, waitroom.JoinNone); err != nil {
+				t.Fatalf("Decide %d: %v", i, err)
+			}
+			tl.ops["decide/ok"]++
+		}
 		switch d.State {
 		case waitroom.StateAdmitted:
 			m.Request(room, "admitted")
@@ -186,7 +194,7 @@ func troubleSteps(t testing.TB, st waitroom.Store, m *metrics.Metrics, tl *tally
 	ctx := t.Context()
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := st.Decide(gone, room, lim, waitroom.Visitor{ID: waitroom.NewVisitorID()}, true); !errors.Is(err, context.Canceled) {
+	if _, err := st.Decide(gone, room, lim, waitroom.Visitor{ID: waitroom.NewVisitorID()}, waitroom.JoinTicket); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Decide(canceled) = %v, want context.Canceled through the wrapper", err)
 	}
 	tl.ops["decide/canceled"]++

@@ -76,7 +76,7 @@ func (m *Metrics) Forget(room string) {
 		l := prometheus.Labels{"room": room}
 		for _, v := range []deleter{
 			m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
-			m.queue, m.active, m.lastMinute,
+			m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores,
 		} {
 			v.DeletePartialMatch(l)
 		}
@@ -94,4 +94,32 @@ func (m *Metrics) room(room string) *roomSeries {
 		return rs
 	}
 	return m.rooms.get(room, m.newRoom)
+}
+
+// JoinRefused counts a newcomer turned away without a ticket.
+func (m *Metrics) JoinRefused(room, reason string) {
+	if m != nil {
+		m.refusals.WithLabelValues(label(room), reason).Inc()
+	}
+}
+
+// SessionRefused counts a request an admitted session refused.
+func (m *Metrics) SessionRefused(room, reason string) {
+	if m != nil {
+		m.sessionRefs.WithLabelValues(label(room), reason).Inc()
+	}
+}
+
+// Challenge counts a proof of work issued or checked.
+func (m *Metrics) Challenge(room, result string) {
+	if m != nil {
+		m.challenges.WithLabelValues(label(room), result).Inc()
+	}
+}
+
+// Restored counts a place or session put back after a data loss.
+func (m *Metrics) Restored(room, kind string) {
+	if m != nil {
+		m.restores.WithLabelValues(label(room), kind).Inc()
+	}
 }

@@ -36,7 +36,7 @@ func (t *timedStore) done(op int, start time.Time, err error) {
 	t.m.storeOp(op, time.Since(start), err)
 }
 
-func (t *timedStore) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
+func (t *timedStore) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
 	start := time.Now()
 	d, err := t.s.Decide(ctx, room, lim, v, join)
 	t.done(opDecide, start, err)

@@ -23,7 +23,7 @@ type call struct {
 }
 
 func storeScript(ids []string) []call {
-	decide := func(id string, join bool) func(context.Context, waitroom.Store) (any, error) {
+	decide := func(id string, join waitroom.Join) func(context.Context, waitroom.Store) (any, error) {
 		return func(ctx context.Context, s waitroom.Store) (any, error) {
 			return s.Decide(ctx, room, lim, waitroom.Visitor{ID: id}, join)
 		}
@@ -33,14 +33,14 @@ func storeScript(ids []string) []call {
 	}
 	maxActive := 5
 	calls := []call{
-		{name: "look without joining", op: "decide", result: "ok", do: decide(ids[0], false)},
+		{name: "look without joining", op: "decide", result: "ok", do: decide(ids[0], waitroom.JoinNone)},
 		{name: "release unknown", op: "release", result: "ok", do: release("ghost")},
 	}
 	for i, id := range ids {
-		calls = append(calls, call{name: fmt.Sprintf("join %d", i), op: "decide", result: "ok", do: decide(id, true)})
+		calls = append(calls, call{name: fmt.Sprintf("join %d", i), op: "decide", result: "ok", do: decide(id, waitroom.JoinTicket)})
 	}
 	return append(calls,
-		call{name: "poll", op: "decide", result: "ok", do: decide(ids[4], true)},
+		call{name: "poll", op: "decide", result: "ok", do: decide(ids[4], waitroom.JoinTicket)},
 		call{name: "release inside", op: "release", result: "ok", do: release(ids[0])},
 		call{name: "tick", op: "admit", result: "ok", do: func(ctx context.Context, s waitroom.Store) (any, error) {
 			return s.Admit(ctx, room, lim)
@@ -63,12 +63,12 @@ func storeScript(ids []string) []call {
 		call{name: "ping", op: "ping", result: "ok", do: func(ctx context.Context, s waitroom.Store) (any, error) {
 			return nil, s.Ping(ctx)
 		}},
-		call{name: "visitor gone", op: "decide", result: "canceled", canceled: true, do: decide(ids[5], true)},
+		call{name: "visitor gone", op: "decide", result: "canceled", canceled: true, do: decide(ids[5], waitroom.JoinTicket)},
 		call{name: "close", do: func(_ context.Context, s waitroom.Store) (any, error) { return nil, s.Close() }},
 		call{name: "ping closed", op: "ping", result: "error", do: func(ctx context.Context, s waitroom.Store) (any, error) {
 			return nil, s.Ping(ctx)
 		}},
-		call{name: "decide closed", op: "decide", result: "error", do: decide(ids[1], true)},
+		call{name: "decide closed", op: "decide", result: "error", do: decide(ids[1], waitroom.JoinTicket)},
 		call{name: "release closed", op: "release", result: "error", do: release(ids[1])},
 		call{name: "override closed", op: "override", result: "error", do: func(ctx context.Context, s waitroom.Store) (any, error) {
 			return s.Override(ctx, room)

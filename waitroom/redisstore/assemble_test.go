@@ -40,7 +40,7 @@ func TestScripts_ConstantsAgreeWithGo(t *testing.T) {
 		"S_NONE": replyNone, "S_WAITING": replyWaiting, "S_ADMITTED": replyAdmitted,
 		"LIMIT_ARGS": len(args),
 		// The position in ARGV (from 1) of what limitArgs puts there.
-		"A_MAX": 3, "A_TTL": 7, "A_RANDOM": len(args),
+		"A_MAX": 3, "A_TTL": 7, "A_RANDOM": 11, "A_PLACE_WITHIN": len(args),
 	}
 	if args[2] != int64(7) || args[6] != time.Minute.Microseconds() {
 		t.Fatalf("limitArgs moved max_active or session_ttl: %v", args)

@@ -87,7 +87,7 @@ func benchDecide(b *testing.B, s *redisstore.Store, rt *roundTrips, lim waitroom
 	cost := redisCost(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.Decide(ctx, "concert", lim, vs[rand.IntN(len(vs))], true); err != nil {
+		if _, err := s.Decide(ctx, "concert", lim, vs[rand.IntN(len(vs))], waitroom.JoinTicket); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func BenchmarkRedisStore_Join(b *testing.B) {
 	cost := redisCost(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: ids[i]}, true); err != nil {
+		if _, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: ids[i]}, waitroom.JoinTicket); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func BenchmarkRedisStore_DecideParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := s.Decide(ctx, "concert", lim, line[rand.IntN(len(line))], true); err != nil {
+			if _, err := s.Decide(ctx, "concert", lim, line[rand.IntN(len(line))], waitroom.JoinTicket); err != nil {
 				b.Error(err)
 				return
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+	"github.com/waitroom/waitroom/waitroom/storetest"
 )
 
 // Redis runs scripts on its one thread, so the time it spends in them, not
@@ -94,11 +95,12 @@ func commandCalls(info string) map[string]int64 {
 // TestDecide_HotPathCommands pins what the commonest answers cost Redis,
 // command by command (Redis 7 counts a script's commands in commandstats):
 // an admitted visitor's request within the renew interval is TIME and one
-// ZSCORE; a waiting visitor's poll adds the line's base, its last poll and
-// its place, and refreshes no key's lifetime (only the line's last
+// ZSCORE; a waiting visitor's poll adds the room's counters (one HMGET),
+// its last poll, the pending tickets (one BITCOUNT), its place and the
+// line's length, and refreshes no key's lifetime (only the line's last
 // visitor's poll adds a PEXPIRE NX, since its write ends the last-poll
 // string); a newcomer at the back of the line looks in both sets, then
-// takes a ticket, counts itself and writes its place and its last poll.
+// takes a number and counts it, and writes nothing in the line.
 func TestDecide_HotPathCommands(t *testing.T) {
 	srv := redistest.Start(t) // its own server: nothing else may run commands
 	client := srv.Client()
@@ -107,32 +109,36 @@ func TestDecide_HotPathCommands(t *testing.T) {
 	lim := waitroom.Limits{MaxActive: 1, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: time.Minute}
 	var vs [4]waitroom.Visitor // one inside, three waiting
 	for i := range vs {
-		vs[i].ID = newID()
-		d, err := s.Decide(ctx, "concert", lim, vs[i], true)
-		if err != nil {
-			t.Fatal(err)
+		v, d, err := storetest.Enter(ctx, s, "concert", lim, newID())
+		if err != nil || !d.Placed {
+			t.Fatalf("visitor %d: %+v, %v", i, d, err)
 		}
-		vs[i].Ticket, vs[i].Until = d.Ticket, d.Until // as the gate's cookie carries them
+		v.Until = d.Until // as the gate's cookie carries it
+		vs[i] = v
+	}
+	// The one inside uses its session once: its first session slides.
+	if d, err := s.Decide(ctx, "concert", lim, vs[0], waitroom.JoinTicket); err != nil || !d.Renewed {
+		t.Fatalf("first use of the session: %+v, %v", d, err)
 	}
 	const rounds = 10
 	commands(t, client, func() {
 		for range rounds {
 			for i, want := range []waitroom.State{waitroom.StateAdmitted, waitroom.StateWaiting, waitroom.StateWaiting} {
-				if d, err := s.Decide(ctx, "concert", lim, vs[i], true); err != nil || d.State != want || d.Renewed {
+				if d, err := s.Decide(ctx, "concert", lim, vs[i], waitroom.JoinTicket); err != nil || d.State != want || d.Renewed {
 					t.Fatalf("visitor %d: %+v, %v; want %v", i, d, err, want)
 				}
 			}
 		}
 	}, map[string]int64{"evalsha": 3 * rounds, "time": 3 * rounds, "zscore": 3 * rounds,
-		"hget": 2 * rounds, "setrange": 2 * rounds, "zrank": 2 * rounds, "zcard": 2 * rounds})
+		"hmget": 2 * rounds, "setrange": 2 * rounds, "bitcount": 2 * rounds, "zrank": 2 * rounds, "zcard": 2 * rounds})
 	commands(t, client, func() {
 		for range rounds {
-			if d, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: newID()}, true); err != nil || !d.Joined || d.State != waitroom.StateWaiting {
-				t.Fatalf("newcomer: %+v, %v; want joined and waiting", d, err)
+			if d, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: newID()}, waitroom.JoinTicket); err != nil || !d.Joined || d.Placed || d.State != waitroom.StateWaiting {
+				t.Fatalf("newcomer: %+v, %v; want a ticket, no place yet", d, err)
 			}
 		}
-	}, map[string]int64{"evalsha": rounds, "time": rounds, "zscore": 2 * rounds, "hmget": rounds, "zcard": rounds,
-		"hincrby": 2 * rounds, "zadd": rounds, "setrange": rounds})
+	}, map[string]int64{"evalsha": rounds, "time": rounds, "zscore": 2 * rounds, "hmget": rounds, "zcard": 2 * rounds,
+		"hincrby": 2 * rounds, "bitcount": rounds})
 }
 
 // commands checks which commands, and how many of each, fn makes Redis run.

@@ -57,11 +57,26 @@ func TestRedisStore_RedisRestartPutsTicketsBack(t *testing.T) {
 }
 
 // decide asks about a visitor of room "concert".
+// join true hands a newcomer a ticket and, as a browser's next request
+// would, brings it back to take its place.
 func decide(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, v waitroom.Visitor, join bool) waitroom.Decision {
 	tb.Helper()
-	d, err := s.Decide(context.Background(), "concert", lim, v, join)
+	j := waitroom.JoinNone
+	if join {
+		j = waitroom.JoinTicket
+	}
+	if v.Seen.IsZero() {
+		v.Seen = time.Now()
+	}
+	d, err := s.Decide(context.Background(), "concert", lim, v, j)
 	if err != nil {
 		tb.Fatalf("Decide: %v", err)
+	}
+	if join && d.State == waitroom.StateWaiting && !d.Placed {
+		v.Ticket, v.Issued = d.Ticket, time.Now()
+		if d, err = s.Decide(context.Background(), "concert", lim, v, waitroom.JoinNone); err != nil {
+			tb.Fatalf("Decide: %v", err)
+		}
 	}
 	return d
 }
@@ -69,12 +84,10 @@ func decide(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, v waitroom.
 // join brings in a new visitor to room "concert" and checks its state.
 func join(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, want waitroom.State) waitroom.Visitor {
 	tb.Helper()
-	v := waitroom.Visitor{ID: visitorID()}
-	d := decide(tb, s, lim, v, true)
-	if d.State != want || !d.Joined {
-		tb.Fatalf("new visitor: %+v, want %v and joined", d, want)
+	v, d, err := enter(context.Background(), s, "concert", lim, visitorID())
+	if err != nil || d.State != want || !d.Joined {
+		tb.Fatalf("new visitor: %+v, %v; want %v and joined", d, err, want)
 	}
-	v.Ticket = d.Ticket
 	return v
 }
 
@@ -99,7 +112,7 @@ func TestRedisStore_RedisDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectUnavailable(t, "decide", 1500*time.Millisecond, func() error {
-		_, err := s.Decide(context.Background(), "concert", lim, v, true)
+		_, err := s.Decide(context.Background(), "concert", lim, v, waitroom.JoinTicket)
 		return err
 	})
 	if err := srv.Resume(); err != nil {
@@ -109,7 +122,10 @@ func TestRedisStore_RedisDown(t *testing.T) {
 	// Down.
 	srv.Stop()
 	calls := map[string]func() error{
-		"decide":  func() error { _, err := s.Decide(context.Background(), "concert", lim, v, true); return err },
+		"decide": func() error {
+			_, err := s.Decide(context.Background(), "concert", lim, v, waitroom.JoinTicket)
+			return err
+		},
 		"admit":   func() error { _, err := s.Admit(context.Background(), "concert", lim); return err },
 		"release": func() error { return s.Release(context.Background(), "concert", v.ID) },
 		"stats":   func() error { _, err := s.Stats(context.Background(), "concert"); return err },
@@ -126,7 +142,7 @@ func TestRedisStore_RedisDown(t *testing.T) {
 	// and probes it once a second, so allow a few seconds.
 	var d waitroom.Decision
 	for stop := time.Now().Add(10 * time.Second); time.Now().Before(stop); time.Sleep(50 * time.Millisecond) {
-		if d, err = s.Decide(context.Background(), "concert", lim, v, true); err == nil {
+		if d, err = s.Decide(context.Background(), "concert", lim, v, waitroom.JoinTicket); err == nil {
 			break
 		}
 	}
@@ -160,7 +176,7 @@ func TestRedisStore_ClosedAndCanceled(t *testing.T) {
 	s := newStore(t, client, freshPrefix())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := s.Decide(ctx, "concert", limits(1), waitroom.Visitor{ID: visitorID()}, true); !errors.Is(err, context.Canceled) || errors.Is(err, waitroom.ErrUnavailable) {
+	if _, err := s.Decide(ctx, "concert", limits(1), waitroom.Visitor{ID: visitorID()}, waitroom.JoinTicket); !errors.Is(err, context.Canceled) || errors.Is(err, waitroom.ErrUnavailable) {
 		t.Errorf("Decide with a canceled context: %v, want context.Canceled", err)
 	}
 	if err := s.Close(); err != nil {

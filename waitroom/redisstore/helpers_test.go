@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/storetest"
 )
 
 // visitorID is shaped like a real one: 128 random bits, 22 characters.
@@ -34,3 +35,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// enter brings a new visitor into room as a browser does (storetest.Enter).
+var enter = storetest.Enter

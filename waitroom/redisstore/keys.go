@@ -13,7 +13,7 @@ const DefaultKeyPrefix = "wr"
 
 // keyNames are the suffixes of a room's keys, in the order of KEYS in every
 // script (lua/prelude.lua). doc.go says what each holds.
-var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override"}
+var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override", "placed", "clients"}
 
 // overrideKey is the index of the override hash in keyNames, which
 // Store.Override reads without a script.
@@ -95,9 +95,12 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 	if ok {
 		return args
 	}
-	var rateN, ratePer int64
+	var rateN, ratePer, joinN, joinPer int64
 	if !lim.AdmitRate.IsUnlimited() {
 		rateN, ratePer = lim.AdmitRate.N, lim.AdmitRate.Per.Microseconds()
+	}
+	if !lim.JoinLimit.IsUnlimited() {
+		joinN, joinPer = lim.JoinLimit.N, lim.JoinLimit.Per.Microseconds()
 	}
 	args = []any{
 		dataTTL(lim).Milliseconds(), metaTTL.Milliseconds(),
@@ -106,6 +109,8 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 		lim.SessionTTL.Microseconds(), lim.RenewInterval().Microseconds(),
 		lim.AbandonAfter.Microseconds(), lim.RecoveryGrace.Microseconds(),
 		flag(lim.Random),
+		joinN, joinPer, lim.MaxWaiting, int64(lim.SessionClients), lim.SessionMax.Microseconds(),
+		flag(lim.Prequeue), lim.PlacementWindow().Microseconds(),
 	}
 	c.mu.Lock()
 	if c.limits == nil {

@@ -85,13 +85,11 @@ func joinMany(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, n int) []
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < n; i += 8 {
-				v := waitroom.Visitor{ID: visitorID()}
-				d, err := s.Decide(context.Background(), "concert", lim, v, true)
+				v, d, err := enter(context.Background(), s, "concert", lim, visitorID())
 				if err != nil || !d.Joined {
 					tb.Errorf("join: %+v, %v", d, err)
 					return
 				}
-				v.Ticket = d.Ticket
 				vs[i] = v
 			}
 		})
@@ -110,7 +108,7 @@ func pollAll(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, vs []waitr
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < len(vs); i += 8 {
-				if d, err := s.Decide(context.Background(), "concert", lim, vs[i], false); err != nil || d.State != waitroom.StateWaiting {
+				if d, err := s.Decide(context.Background(), "concert", lim, vs[i], waitroom.JoinNone); err != nil || d.State != waitroom.StateWaiting {
 					tb.Errorf("poll: %+v, %v", d, err)
 					return
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+	"github.com/waitroom/waitroom/waitroom/storetest"
 )
 
 // TestMemory_PerWaitingVisitor puts 100,000 visitors with real-sized ids
@@ -27,7 +28,7 @@ func TestMemory_PerWaitingVisitor(t *testing.T) {
 	ctx := context.Background()
 	s := New(client, WithKeyPrefix("mem"))
 	lim := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: 2 * time.Minute}
-	if _, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: "warm-up"}, true); err != nil {
+	if _, _, err := storetest.Enter(ctx, s, "concert", lim, "warm-up"); err != nil {
 		t.Fatal(err) // creates the room and loads the script
 	}
 	before := usedMemory(t, client)

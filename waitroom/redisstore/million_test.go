@@ -13,6 +13,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+	"github.com/waitroom/waitroom/waitroom/storetest"
 )
 
 // BenchmarkRedisStore_MillionWaiting puts 1,000,000 visitors in one line
@@ -32,7 +33,7 @@ func BenchmarkRedisStore_MillionWaiting(b *testing.B) {
 	ctx := context.Background()
 	s := New(client, WithKeyPrefix("mil"))
 	lim := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: 10 * time.Minute}
-	if _, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: "warm-up"}, true); err != nil {
+	if _, _, err := storetest.Enter(ctx, s, "concert", lim, "warm-up"); err != nil {
 		b.Fatal(err) // creates the room and loads the script
 	}
 	before := usedMemory(b, client)
@@ -93,7 +94,6 @@ const seenBytes = 7
 // makes, without n round trips. It returns them in no particular order.
 func joinPipelined(tb testing.TB, s *Store, room string, lim waitroom.Limits, n int) []waitroom.Visitor {
 	tb.Helper()
-	keys, base := s.cache.keys(s.prefix, room), s.cache.limitArgs(lim)
 	line := make([]waitroom.Visitor, n)
 	for i := range line {
 		line[i].ID = newID()
@@ -103,7 +103,7 @@ func joinPipelined(tb testing.TB, s *Store, room string, lim waitroom.Limits, n 
 	for w := range workers {
 		wg.Go(func() {
 			for from := w * batch; from < n; from += workers * batch {
-				if err := joinBatch(s.client, keys, base, line[from:min(from+batch, n)]); err != nil {
+				if err := joinBatch(s, room, lim, line[from:min(from+batch, n)]); err != nil {
 					tb.Error(err)
 					return
 				}
@@ -118,26 +118,30 @@ func joinPipelined(tb testing.TB, s *Store, room string, lim waitroom.Limits, n 
 }
 
 // joinBatch joins vs in one pipeline and sets their tickets.
-func joinBatch(client redis.UniversalClient, keys []string, base []any, vs []waitroom.Visitor) error {
-	ctx := context.Background()
-	pipe := client.Pipeline()
-	cmds := make([]*redis.Cmd, len(vs))
-	for i, v := range vs {
-		args := append(append(make([]any, 0, len(base)+4), base...), v.ID, 0, 1, 0)
-		cmds[i] = pipe.EvalSha(ctx, decideScript.Hash(), keys, args...)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return err
-	}
-	for i, cmd := range cmds {
-		var r [7]int64
-		if err := replyInts(decideScript.name, cmd.Val(), r[:]); err != nil {
+func joinBatch(s *Store, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	// Two pipelines, as two requests of each visitor: a ticket, then the
+	// ticket brought back to take its place.
+	for _, join := range []waitroom.Join{waitroom.JoinTicket, waitroom.JoinNone} {
+		ctx := context.Background()
+		pipe := s.client.Pipeline()
+		cmds := make([]*redis.Cmd, len(vs))
+		for i, v := range vs {
+			cmds[i] = pipe.EvalSha(ctx, decideScript.Hash(), s.decideKeys(room, lim, v, join), s.decideArgs(lim, v, join)...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
 			return err
 		}
-		if r[0] != int64(waitroom.StateWaiting) || r[5] != 1 {
-			return fmt.Errorf("%s: a join answered %v, want waiting and joined", decideScript.name, r)
+		for i, cmd := range cmds {
+			var r [9]int64
+			if err := replyInts(decideScript.name, cmd.Val(), r[:]); err != nil {
+				return err
+			}
+			if r[0] != replyWaiting || r[5]&flagJoined == 0 {
+				return fmt.Errorf("%s: a join answered %v, want waiting and joined", decideScript.name, r)
+			}
+			vs[i].Ticket, vs[i].Placed = r[1], r[5]&flagPlaced != 0
+			vs[i].Issued, vs[i].Seen = time.Now(), time.Now()
 		}
-		vs[i].Ticket = r[1]
 	}
 	return nil
 }
@@ -151,7 +155,7 @@ func pollLatencies(tb testing.TB, s *Store, lim waitroom.Limits, line []waitroom
 	for i := range out {
 		v := line[rand.IntN(len(line))]
 		start := time.Now()
-		d, err := s.Decide(ctx, "concert", lim, v, true)
+		d, err := s.Decide(ctx, "concert", lim, v, waitroom.JoinTicket)
 		out[i] = time.Since(start)
 		if err != nil || d.State != waitroom.StateWaiting || d.Ticket != v.Ticket {
 			tb.Fatalf("poll of ticket %d: %+v, %v; want waiting on its ticket", v.Ticket, d, err)

@@ -19,7 +19,7 @@ const (
 	fieldChanged   = "changed"
 )
 
-// SetOverride implements waitroom.Overrides with one script
+// SetOverride implements waitroom.Store with one script
 // (override.lua), which merges o's fields into the room's override and
 // stamps it with Redis's clock. An override the store could not read back
 // as written (a negative max_active, a rate per other than a second, minute
@@ -55,7 +55,7 @@ func overrideArgs(o waitroom.Override) []any {
 	return args
 }
 
-// ClearOverride implements waitroom.Overrides (override.lua). Errors:
+// ClearOverride implements waitroom.Store (override.lua). Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) ClearOverride(ctx context.Context, room string) error {
 	var r [1]int64
@@ -65,7 +65,7 @@ func (s *Store) ClearOverride(ctx context.Context, room string) error {
 	return nil
 }
 
-// Override implements waitroom.Overrides with one HGETALL. A field this
+// Override implements waitroom.Store with one HGETALL. A field this
 // version does not know is skipped, so an instance still running an older
 // version can read what a newer one wrote. Errors: waitroom.ErrUnavailable
 // (a field that does not parse included), waitroom.ErrClosed, ctx's error.

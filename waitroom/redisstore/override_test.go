@@ -119,16 +119,17 @@ func TestRedisStore_RandomAdmissionIsUniform(t *testing.T) {
 		room := fmt.Sprint("room-", trial)
 		line := make([]waitroom.Visitor, places)
 		for i := range line {
-			line[i] = waitroom.Visitor{ID: visitorID()}
-			if d, err := s.Decide(ctx, room, limits(0), line[i], true); err != nil || d.State != waitroom.StateWaiting {
+			v, d, err := enter(ctx, s, room, limits(0), visitorID())
+			if err != nil || d.State != waitroom.StateWaiting || !d.Placed {
 				t.Fatalf("join: %+v, %v", d, err)
 			}
+			line[i] = v
 		}
 		if a, err := s.Admit(ctx, room, lim); err != nil || a.Admitted != 1 {
 			t.Fatalf("trial %d: %+v, %v; want 1 admitted", trial, a, err)
 		}
 		for i, v := range line {
-			if d, err := s.Decide(ctx, room, lim, v, false); err == nil && d.State == waitroom.StateAdmitted {
+			if d, err := s.Decide(ctx, room, lim, v, waitroom.JoinNone); err == nil && d.State == waitroom.StateAdmitted {
 				counts[i]++
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Shuffle implements waitroom.Overrides in one script (shuffle.lua), which
+// Shuffle implements waitroom.Store in one script (shuffle.lua), which
 // sorts everyone waiting by redis.sha1hex(seed..id) — the same order as
 // waitroom.ShuffleOrder — on the ticket numbers they hold. A key used
 // before changes nothing; its recorded seed is read back. Errors:

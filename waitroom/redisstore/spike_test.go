@@ -130,12 +130,16 @@ func (sp *spike) sampler() (stop func() []sample) {
 func (sp *spike) visit(i int) {
 	ctx := context.Background()
 	time.Sleep(rand.N(time.Second))
-	v := waitroom.Visitor{ID: visitorID()}
+	v := waitroom.Visitor{ID: visitorID(), Issued: time.Now(), Seen: time.Now()}
 	rec := &sp.seen[i]
 	last := int64(math.MaxInt64)
 	for stop := time.Now().Add(time.Minute); time.Now().Before(stop); {
 		from := time.Now()
-		d, err := sp.store().Decide(ctx, sp.room, sp.lim, v, v.Ticket == 0)
+		join := waitroom.JoinNone
+		if v.Ticket == 0 {
+			join = waitroom.JoinTicket
+		}
+		d, err := sp.store().Decide(ctx, sp.room, sp.lim, v, join)
 		switch {
 		case err != nil:
 			sp.t.Errorf("Decide: %v", err)
@@ -144,7 +148,7 @@ func (sp *spike) visit(i int) {
 			sp.t.Errorf("visitor with ticket %d lost its place", v.Ticket)
 			return
 		case d.Joined:
-			v.Ticket, rec.ticket = d.Ticket, d.Ticket
+			v.Ticket, v.Placed, rec.ticket = d.Ticket, d.Placed, d.Ticket
 		}
 		if d.State == waitroom.StateAdmitted {
 			rec.admittedSeen = time.Now()
@@ -171,7 +175,7 @@ func (sp *spike) stay(v waitroom.Visitor, quiet bool) {
 	}
 	defer sp.inside.Add(-1) // before the slot frees: the count may lag the store's, never lead it
 	time.Sleep(rand.N(20 * time.Millisecond))
-	if d, err := sp.store().Decide(context.Background(), sp.room, sp.lim, v, false); err != nil || d.State != waitroom.StateAdmitted {
+	if d, err := sp.store().Decide(context.Background(), sp.room, sp.lim, v, waitroom.JoinNone); err != nil || d.State != waitroom.StateAdmitted {
 		sp.t.Errorf("admitted visitor's next request: %+v, %v", d, err)
 	}
 	if !quiet {

@@ -60,17 +60,9 @@ func Open(cfg Config, opts ...Option) (*Store, error) {
 
 // Decide implements waitroom.Store in one round trip (decide.lua). Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
-func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join bool) (waitroom.Decision, error) {
-	base := s.cache.limitArgs(lim)
-	args := make([]any, len(base), len(base)+4)
-	copy(args, base)
-	var until int64
-	if !v.Until.IsZero() {
-		until = v.Until.UnixMicro()
-	}
-	args = append(args, v.ID, v.Ticket, flag(join), until)
-	var r [7]int64
-	if err := s.run(ctx, decideScript, room, args, r[:]); err != nil {
+func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
+	var r [9]int64
+	if err := s.runKeys(ctx, decideScript, s.decideKeys(room, lim, v, join), s.decideArgs(lim, v, join), r[:]); err != nil {
 		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, err)
 	}
 	d, err := decision(r)
@@ -80,27 +72,95 @@ func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v 
 	return d, nil
 }
 
+// decideArgs is decide.lua's ARGV: the limits, then the visitor.
+func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) []any {
+	base := s.cache.limitArgs(lim)
+	args := make([]any, len(base), len(base)+decideArgs)
+	copy(args, base)
+	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
+		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli())
+}
+
+// decideKeys is decide.lua's KEYS: the room's, then the network's quota
+// and the challenge's spent mark, keys of their own in the room's hash
+// slot. K_META stands in for either when the call cannot touch it, so the
+// common calls build no key.
+func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) []string {
+	keys := s.cache.keys(s.prefix, room)
+	quota, spent := keys[0], keys[0]
+	tag := keys[0][:len(keys[0])-len(keyNames[0])]
+	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
+		quota = tag + "q:" + v.Network
+	}
+	if v.Challenge != "" {
+		spent = tag + "c:" + v.Challenge
+	}
+	return append(keys[:len(keys):len(keys)], quota, spent)
+}
+
+// decideArgs is how many arguments decide.lua takes after the limits.
+const decideArgs = 10
+
+// unixMicros is t in microseconds since the epoch, 0 for the zero time.
+func unixMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
 // decide.lua's reply says where the visitor stands with these numbers,
-// spelled the same in lua/prelude.lua. They are the script's own, not the
-// order of waitroom.State, so reordering that enum cannot misread a reply.
+// what else it did with the flags, and why it turned a visitor away with
+// the refusals, all spelled the same in lua/prelude.lua. They are the
+// script's own, not the order of waitroom.State, so reordering that enum
+// cannot misread a reply.
 const (
 	replyNone     = 0
 	replyWaiting  = 1
 	replyAdmitted = 2
+
+	flagJoined      = 1
+	flagRenewed     = 2
+	flagPlaced      = 4
+	flagGrace       = 8
+	flagBackInLine  = 16
+	flagBackInside  = 32
+	refusedQuota    = 1
+	refusedFull     = 2
+	refusedSpent    = 3
+	refusedShared   = 4
+	refusedSessions = 5
 )
 
+var refusals = [...]waitroom.Refusal{"", waitroom.RefusedQuota, waitroom.RefusedFull, waitroom.RefusedChallenge,
+	waitroom.RefusedShared, waitroom.RefusedSessionMax}
+
 // decision reads decide.lua's reply.
-func decision(r [7]int64) (waitroom.Decision, error) {
+func decision(r [9]int64) (waitroom.Decision, error) {
+	if r[6] < 0 || r[6] >= int64(len(refusals)) {
+		return waitroom.Decision{}, fmt.Errorf("%s: reply[7]: want a refusal from 0 to %d, got %d", decideScript.name, len(refusals)-1, r[6])
+	}
+	flags := r[5]
+	d := waitroom.Decision{Ticket: r[1], Joined: flags&flagJoined != 0, Placed: flags&flagPlaced != 0,
+		Renewed: flags&flagRenewed != 0, GraceStarted: flags&flagGrace != 0,
+		Refusal: refusals[r[6]], RetryAfter: time.Duration(r[7]) * time.Microsecond, Recent: r[8]}
+	switch {
+	case flags&flagBackInLine != 0:
+		d.Restored = waitroom.RestoreWaiting
+	case flags&flagBackInside != 0:
+		d.Restored = waitroom.RestoreInside
+	}
 	switch r[0] {
 	case replyNone:
-		return waitroom.Decision{}, nil
+		d.Joined, d.Placed = false, false
 	case replyWaiting:
-		return waitroom.Decision{State: waitroom.StateWaiting, Ticket: r[1], Position: r[2], Line: r[3], Joined: r[5] == 1}, nil
+		d.State, d.Position, d.Line = waitroom.StateWaiting, r[2], r[3]
 	case replyAdmitted:
-		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: r[1], Until: time.UnixMicro(r[4]),
-			Joined: r[5] == 1, Renewed: r[6] == 1}, nil
+		d.State, d.Until = waitroom.StateAdmitted, time.UnixMicro(r[4])
+	default:
+		return waitroom.Decision{}, fmt.Errorf("%s: reply[1]: want a state %d, %d or %d, got %d", decideScript.name, replyNone, replyWaiting, replyAdmitted, r[0])
 	}
-	return waitroom.Decision{}, fmt.Errorf("%s: reply[1]: want a state %d, %d or %d, got %d", decideScript.name, replyNone, replyWaiting, replyAdmitted, r[0])
+	return d, nil
 }
 
 // Admit implements waitroom.Store (admit.lua). A tick does a bounded amount
@@ -114,7 +174,7 @@ func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (wa
 	return a, nil
 }
 
-// AdmitN implements waitroom.Overrides with admit.lua, told how many to
+// AdmitN implements waitroom.Store with admit.lua, told how many to
 // admit and to leave the token bucket alone. One call of the script admits
 // at most a thousand, so a larger n takes several, each atomic: the room's
 // limits hold throughout, and ticks may run in between; after an error
@@ -172,13 +232,14 @@ func (s *Store) Release(ctx context.Context, room, visitor string) error {
 // are one snapshot and balance. A room never used reads as empty. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	var r [9]int64
+	var r [12]int64
 	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
 		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
 	}
 	return waitroom.Stats{
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
+		Issued: r[9], Limited: r[10], Full: r[11],
 	}, nil
 }
 
@@ -205,10 +266,15 @@ func (s *Store) Close() error {
 
 // run runs a script on the room's keys and reads its integer reply into dst.
 func (s *Store) run(ctx context.Context, sc script, room string, args []any, dst []int64) error {
+	return s.runKeys(ctx, sc, s.cache.keys(s.prefix, room), args, dst)
+}
+
+// runKeys is run with the keys given.
+func (s *Store) runKeys(ctx context.Context, sc script, keys []string, args []any, dst []int64) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	reply, err := sc.Run(ctx, s.client, s.cache.keys(s.prefix, room), args...).Result()
+	reply, err := sc.Run(ctx, s.client, keys, args...).Result()
 	if err != nil {
 		return fmt.Errorf("running %s: %w", sc.name, s.failure(ctx, err))
 	}

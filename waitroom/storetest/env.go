@@ -67,24 +67,55 @@ func limits(maxActive int) waitroom.Limits {
 	return waitroom.Limits{MaxActive: maxActive, AdmitBurst: 1, SessionTTL: time.Minute, AbandonAfter: time.Minute}
 }
 
+// decide asks the store about v; join true hands a newcomer a ticket
+// (waitroom.JoinTicket), false never (waitroom.JoinNone).
 func (e *env) decide(lim waitroom.Limits, v waitroom.Visitor, join bool) waitroom.Decision {
 	e.t.Helper()
-	d, err := e.store().Decide(context.Background(), e.room, lim, v, join)
+	j := waitroom.JoinNone
+	if join {
+		j = waitroom.JoinTicket
+	}
+	d, err := e.store().Decide(context.Background(), e.room, lim, v, j)
 	if err != nil {
 		e.t.Fatalf("Decide(%s, join=%t): %v", v.ID, join, err)
 	}
 	return d
 }
 
-// join brings in a new visitor and returns it with the ticket it was given.
+// join brings in a new visitor as a browser does: the first request hands
+// it a ticket (or a session at once), the next one brings the ticket back
+// and takes its place. It returns the visitor as its cookie then says and
+// the second decision.
 func (e *env) join(lim waitroom.Limits) (waitroom.Visitor, waitroom.Decision) {
 	e.t.Helper()
-	v := waitroom.Visitor{ID: newVisitorID()}
+	v, d := e.issue(lim)
+	if d.State == waitroom.StateAdmitted {
+		return v, d
+	}
+	return e.place(lim, v)
+}
+
+// issue is a newcomer's first request: a ticket, not yet a place.
+func (e *env) issue(lim waitroom.Limits) (waitroom.Visitor, waitroom.Decision) {
+	e.t.Helper()
+	// Seen is the ticket's seal, which a gate renews as its holder polls.
+	v := waitroom.Visitor{ID: newVisitorID(), Issued: time.Now(), Seen: time.Now()}
 	d := e.decide(lim, v, true)
 	if !d.Joined || d.Ticket == 0 {
 		e.t.Fatalf("new visitor: got %+v, want Joined with a ticket", d)
 	}
-	v.Ticket = d.Ticket
+	v.Ticket, v.Placed = d.Ticket, d.Placed
+	return v, d
+}
+
+// place brings an unplaced ticket back, which must take its place.
+func (e *env) place(lim waitroom.Limits, v waitroom.Visitor) (waitroom.Visitor, waitroom.Decision) {
+	e.t.Helper()
+	d := e.decide(lim, v, false)
+	if !d.Placed || (d.State == waitroom.StateWaiting && (d.Ticket != v.Ticket || !d.Joined)) {
+		e.t.Fatalf("ticket %d brought back: got %+v, want its place", v.Ticket, d)
+	}
+	v.Placed = true
 	return v, d
 }
 
@@ -98,13 +129,20 @@ func (e *env) wait(lim waitroom.Limits) waitroom.Visitor {
 	return v
 }
 
-// enter joins a visitor that must be admitted at once.
+// enter joins a visitor that must be admitted at once, and uses its
+// session once, as the page it was let in to would: an admission at once
+// is short until used (see Store.Decide).
 func (e *env) enter(lim waitroom.Limits) waitroom.Visitor {
 	e.t.Helper()
 	v, d := e.join(lim)
 	if d.State != waitroom.StateAdmitted {
 		e.t.Fatalf("new visitor: got state %v, want admitted", d.State)
 	}
+	v.Until = d.Until
+	if d = e.decide(lim, v, false); d.State != waitroom.StateAdmitted {
+		e.t.Fatalf("admitted visitor's next request: got state %v, want admitted", d.State)
+	}
+	v.Until = d.Until
 	return v
 }
 

@@ -79,9 +79,12 @@ func testRestore(t *testing.T, e *env) {
 
 	n3 := fresh.wait(lim)
 	fresh.mustRelease(n3.ID)
-	if d := fresh.decide(lim, n3, true); d.State != waitroom.StateWaiting || !d.Joined || d.Ticket <= n3.Ticket || d.Position != 7 {
+	d := fresh.decide(lim, n3, true)
+	if d.State != waitroom.StateWaiting || !d.Joined || d.Placed || d.Ticket <= n3.Ticket || d.Position != 7 {
 		t.Fatalf("visitor back with a released ticket of this backend: got %+v, want a new ticket at the back (7)", d)
 	}
+	n3.Ticket, n3.Placed, n3.Issued = d.Ticket, false, time.Now()
+	fresh.place(lim, n3)
 	two := limits(2)
 	if got := fresh.admit(two); got.Admitted != 2 {
 		t.Fatalf("Admit two: %+v", got)

@@ -43,7 +43,7 @@ func testCapacity(t *testing.T, e *env) {
 	}
 	st := e.stats()
 	want := waitroom.Stats{Joined: visitors, AdmittedTotal: visitors, Released: visitors, AdmittedLastMinute: visitors,
-		MeasuredOver: st.MeasuredOver}
+		MeasuredOver: st.MeasuredOver, Issued: visitors}
 	if st != want || st.MeasuredOver <= 0 || st.MeasuredOver > time.Minute {
 		t.Errorf("after every visitor left: got %+v, want %+v", st, want)
 	}
@@ -56,10 +56,13 @@ func testCapacity(t *testing.T, e *env) {
 func (e *env) visit(via, leaveVia waitroom.Store, lim waitroom.Limits, inside *atomic.Int64) {
 	time.Sleep(jitter(100 * time.Millisecond))
 	ctx := context.Background()
-	v := waitroom.Visitor{ID: newVisitorID()}
+	v := waitroom.Visitor{ID: newVisitorID(), Issued: time.Now()}
 	stop := time.Now().Add(deadline)
-	for join := true; time.Now().Before(stop); join = false {
+	for join := waitroom.JoinTicket; time.Now().Before(stop); join = waitroom.JoinNone {
 		d, err := via.Decide(ctx, e.room, lim, v, join)
+		if d.Ticket != 0 {
+			v.Ticket, v.Placed = d.Ticket, d.Placed // as its cookie would carry them
+		}
 		switch {
 		case err != nil:
 			e.t.Errorf("Decide(%s): %v", v.ID, err)
@@ -89,7 +92,7 @@ func (e *env) visit(via, leaveVia waitroom.Store, lim waitroom.Limits, inside *a
 func (e *env) stay(via waitroom.Store, lim waitroom.Limits, v waitroom.Visitor) {
 	for range 2 {
 		time.Sleep(2*time.Millisecond + jitter(4*time.Millisecond))
-		d, err := via.Decide(context.Background(), e.room, lim, v, false)
+		d, err := via.Decide(context.Background(), e.room, lim, v, waitroom.JoinNone)
 		if err != nil || d.State != waitroom.StateAdmitted {
 			e.t.Errorf("admitted visitor %s: got %v (err %v), want admitted", v.ID, d.State, err)
 		}

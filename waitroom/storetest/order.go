@@ -61,7 +61,7 @@ func (e *env) queueUp(lim waitroom.Limits, v waitroom.Visitor, ahead []waitroom.
 	ctx := context.Background()
 	last := int64(math.MaxInt64)
 	for stop := time.Now().Add(deadline); time.Now().Before(stop); {
-		d, err := e.store().Decide(ctx, e.room, lim, v, false)
+		d, err := e.store().Decide(ctx, e.room, lim, v, waitroom.JoinNone)
 		switch {
 		case err != nil:
 			e.t.Errorf("Decide(%s): %v", v.ID, err)
@@ -83,7 +83,7 @@ func (e *env) queueUp(lim waitroom.Limits, v waitroom.Visitor, ahead []waitroom.
 		if err := e.store().Release(ctx, e.room, v.ID); err != nil {
 			e.t.Errorf("Release(%s): %v", v.ID, err)
 		}
-		if d, err := e.store().Decide(ctx, e.room, lim, v, false); err != nil || d.State != waitroom.StateNone {
+		if d, err := e.store().Decide(ctx, e.room, lim, v, waitroom.JoinNone); err != nil || d.State != waitroom.StateNone {
 			e.t.Errorf("visitor %s after leaving: got %v (err %v), want none", v.ID, d.State, err)
 		}
 		return
@@ -93,7 +93,7 @@ func (e *env) queueUp(lim waitroom.Limits, v waitroom.Visitor, ahead []waitroom.
 
 func (e *env) checkNoneWaiting(lim waitroom.Limits, v waitroom.Visitor, ahead []waitroom.Visitor) {
 	for _, a := range ahead {
-		d, err := e.store().Decide(context.Background(), e.room, lim, a, false)
+		d, err := e.store().Decide(context.Background(), e.room, lim, a, waitroom.JoinNone)
 		if err != nil || d.State == waitroom.StateWaiting {
 			e.t.Errorf("ticket %d admitted while ticket %d ahead of it still waits (err %v)", v.Ticket, a.Ticket, err)
 		}
@@ -136,18 +136,25 @@ func testIdempotentJoin(t *testing.T, e *env) {
 	}
 }
 
-// raceJoin sends one new visitor's first request from several tabs at once,
-// spread over the instances.
+// raceJoin hands one new visitor a ticket, then brings it back from
+// several tabs at once, spread over the instances, as tabs that share the
+// cookie do: its place is taken once.
 func (e *env) raceJoin(lim waitroom.Limits, tabs int) []waitroom.Decision {
 	e.t.Helper()
-	v := waitroom.Visitor{ID: newVisitorID()}
+	v, d := e.issue(lim)
+	if d.State != waitroom.StateWaiting || d.Placed {
+		e.t.Fatalf("new visitor: got %+v, want an unplaced ticket", d)
+	}
 	results := make([]waitroom.Decision, tabs)
 	errs := make([]error, tabs)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range results {
 		s := e.store()
-		wg.Go(func() { <-start; results[i], errs[i] = s.Decide(context.Background(), e.room, lim, v, true) })
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = s.Decide(context.Background(), e.room, lim, v, waitroom.JoinNone)
+		})
 	}
 	close(start)
 	wg.Wait()
@@ -187,7 +194,7 @@ func (e *env) refresher(lim waitroom.Limits) {
 	last := int64(math.MaxInt64)
 	stop := time.Now().Add(deadline)
 	for first := true; time.Now().Before(stop); first = false {
-		d, err := e.store().Decide(ctx, e.room, lim, v, true)
+		d, err := e.store().Decide(ctx, e.room, lim, v, waitroom.JoinTicket)
 		switch {
 		case err != nil:
 			e.t.Errorf("Decide(%s): %v", v.ID, err)

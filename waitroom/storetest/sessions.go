@@ -36,18 +36,19 @@ func testShortUntilUsed(t *testing.T, e *env) {
 }
 
 // testRestoreInside: a visitor who was inside when the store lost its data
-// comes back inside until its admission ends, without a token and even if
-// the slots were given away meanwhile; one whose admission ran out, or who
-// was waiting, gets its place in line.
+// comes back inside until its admission ends, without a token, but only
+// while a slot is free: it counts toward max_active like anyone inside. If
+// the slots were given away meanwhile it waits at the front of the line,
+// and the recovery grace keeps newcomers behind it; with max_active 1, a
+// restored visitor and anyone else are never two inside.
 func testRestoreInside(t *testing.T, e *env) {
 	lim := limits(1)
 	inside := e.enter(lim)
 	queued := e.wait(lim)
 	time.Sleep(20 * time.Millisecond) // the new backend's seed must pass the old tickets
 	after := &env{t: t, newStores: e.newStores, stores: e.newStores(t, len(e.stores)), room: e.room}
-	lim.AdmitRate, lim.AdmitBurst = waitroom.Rate{N: 1, Per: time.Hour}, 1
 	// The waiting visitor returns first and gets the only slot, at once or
-	// by a tick.
+	// by a tick (its return starts the grace; only restored tickets go in).
 	if d := after.decide(lim, queued, true); d.State != waitroom.StateAdmitted {
 		after.admit(lim)
 	}
@@ -56,19 +57,32 @@ func testRestoreInside(t *testing.T, e *env) {
 	v := inside
 	v.Until = until
 	d := after.decide(lim, v, true)
-	if d.State != waitroom.StateAdmitted || !d.Joined || d.Until.After(until.Add(clockSlack)) || d.Until.Before(until.Add(-time.Second)) {
-		t.Fatalf("a visitor inside before the loss: %+v, want admitted until about %v", d, until)
+	if d.State != waitroom.StateWaiting || d.Ticket != inside.Ticket || d.Position != 1 || d.Restored != waitroom.RestoreWaiting {
+		t.Fatalf("a visitor inside before the loss, the only slot taken: %+v, want first in line on its ticket", d)
 	}
-	if st := after.stats(); st.Active != 2 || st.AdmittedTotal != 1 || st.Joined != 2 {
-		t.Fatalf("stats %+v, want both inside and only the tick's admission counted", st)
-	}
-	// The restore took no token: the bucket's one token went to the tick,
-	// and a newcomer now waits for the next hour's.
-	after.mustRelease(v.ID)
-	after.mustRelease(queued.ID)
 	newcomer := after.wait(lim)
-	if a := after.admit(lim); a.Admitted != 0 {
-		t.Fatalf("a tick with an empty bucket admitted %d", a.Admitted)
+	if st := after.stats(); st.Active != 1 {
+		t.Fatalf("stats %+v: %d inside, max_active 1", st, st.Active)
 	}
+	after.mustRelease(queued.ID)
+	if a := after.admit(lim); a.Admitted != 1 {
+		t.Fatalf("tick after the slot freed: %+v, want the restored visitor in", a)
+	}
+	after.expect(lim, v, waitroom.StateAdmitted, 0)
 	after.expect(lim, newcomer, waitroom.StateWaiting, 1)
+
+	// With a free slot it goes straight back inside, taking no token.
+	fresh := &env{t: t, newStores: e.newStores, stores: e.newStores(t, len(e.stores)), room: e.room}
+	rated := limits(1)
+	rated.AdmitRate, rated.AdmitBurst = waitroom.Rate{N: 1, Per: time.Hour}, 1
+	w := inside
+	w.ID, w.Until = newVisitorID(), until
+	d = fresh.decide(rated, w, true)
+	if d.State != waitroom.StateAdmitted || !d.Joined || d.Restored != waitroom.RestoreInside ||
+		d.Until.After(until.Add(clockSlack)) || d.Until.Before(until.Add(-time.Second)) {
+		t.Fatalf("a visitor inside before the loss, a slot free: %+v, want admitted until about %v", d, until)
+	}
+	if st := fresh.stats(); st.Active != 1 || st.AdmittedTotal != 0 || st.Joined != 1 {
+		t.Fatalf("stats %+v, want it inside, counted as joined, not as a new admission", st)
+	}
 }

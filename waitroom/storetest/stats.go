@@ -105,14 +105,17 @@ func (e *env) behave(lim waitroom.Limits, m manner, joined, released *atomic.Int
 	v := waitroom.Visitor{ID: newVisitorID()}
 	polls, admitted := m.polls+rand.IntN(2), false
 	for stop := time.Now().Add(deadline); time.Now().Before(stop); {
-		d, err := e.store().Decide(ctx, e.room, lim, v, true)
+		d, err := e.store().Decide(ctx, e.room, lim, v, waitroom.JoinTicket)
 		if err != nil {
 			e.t.Errorf("Decide(%s): %v", v.ID, err)
 			return
 		}
+		if d.Joined && d.Placed {
+			joined.Add(1) // a place or a session: what Stats.Joined counts
+		}
 		if d.Joined {
-			joined.Add(1)
-			v.Ticket = d.Ticket
+			// What its cookie carries now.
+			v.Ticket, v.Placed, v.Issued, v.Seen = d.Ticket, d.Placed, time.Now(), time.Now()
 		}
 		admitted = admitted || d.State == waitroom.StateAdmitted
 		if !m.untilAdmitted || admitted {

@@ -62,6 +62,7 @@ var cases = []testCase{
 	{"ShortUntilUsed", many, testShortUntilUsed},
 	{"RestoreInside", many, testRestoreInside},
 	{"Shuffle", many, testShuffle},
+	{"ShuffleOnlyPrequeue", many, testShuffleOnlyPrequeue},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},
 	{"Conservation", many, testConservation},
 	{"AdmittedLastMinute", many, testAdmittedLastMinute},

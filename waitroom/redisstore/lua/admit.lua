@@ -13,7 +13,7 @@ local L = limits()
 local WANT = math.min(tonumber(ARGV[LIMIT_ARGS + 1]) or BATCH, BATCH)
 local FREE = ARGV[LIMIT_ARGS + 2] == '1'
 local now = clock()
-local seed, base, grace, ttl = room()
+local seed, base, grace, floor, pbase, ttl = room()
 if not seed then
   return {0, 0, 0, 0} -- a room never joined has nothing to move
 end
@@ -26,14 +26,63 @@ local function lastPoll(id, t)
   return tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
 end
 
--- expire removes up to BATCH sessions that ran out, oldest first; those
--- left over are not counted as live meanwhile (live in common.lua).
+-- expire removes up to BATCH sessions that ran out, oldest first, with
+-- the networks they served; those left over are not counted as live
+-- meanwhile (live in common.lua).
 local function expire()
-  local n = math.min(BATCH, redis.call('ZCOUNT', K_ACTIVE, '-inf', now))
-  if n > 0 then
-    redis.call('ZREMRANGEBYRANK', K_ACTIVE, 0, n - 1)
+  local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, BATCH)
+  if #ids > 0 then
+    redis.call('ZREMRANGEBYRANK', K_ACTIVE, 0, #ids - 1)
+    if L.clients > 0 or L.sessionMax > 0 or redis.call('EXISTS', K_CLIENTS) == 1 then
+      redis.call('HDEL', K_CLIENTS, unpack(ids))
+    end
   end
-  return n
+  return #ids
+end
+
+-- moveFloor moves the placement window on (common.lua): it remembers the
+-- last ticket handed out every eighth of a window, in K_META's marks, and
+-- raises floor to the last one handed out a window ago. K_PLACED then
+-- drops the whole bytes in front of floor, so it spans about one window's
+-- tickets however many were never brought back.
+local function moveFloor()
+  local m = redis.call('HMGET', K_META, 'marks', 'seq')
+  local seq, marks = tonumber(m[2]), {}
+  for at, n in string.gmatch(m[1] or '', '(%d+):(%d+)') do
+    marks[#marks + 1] = {tonumber(at), tonumber(n)}
+  end
+  local within = math.max(L.placeWithin, 1000)
+  local newest = marks[#marks]
+  if newest == nil or now - newest[1] >= within / 8 then
+    marks[#marks + 1] = {now, seq}
+  end
+  local kept, out = {}, {}
+  for _, mk in ipairs(marks) do
+    if now - mk[1] >= within then
+      if floor == nil or mk[2] > floor then
+        floor = mk[2]
+      end
+    else
+      kept[#kept + 1] = mk
+    end
+  end
+  for i = math.max(1, #kept - 8), #kept do
+    out[#out + 1] = string.format('%d:%d', kept[i][1], kept[i][2])
+  end
+  if floor == nil or pbase == nil then
+    return
+  end
+  local drop = math.floor((floor + 1 - pbase) / 8)
+  if drop > 0 then
+    local size = redis.call('STRLEN', K_PLACED)
+    if drop >= size then
+      redis.call('DEL', K_PLACED)
+    else
+      redis.call('SET', K_PLACED, redis.call('GETRANGE', K_PLACED, drop, -1), 'PX', L.dataTTL)
+    end
+    pbase = pbase + drop * 8
+  end
+  redis.call('HSET', K_META, 'floor', floor, 'pbase', pbase, 'marks', table.concat(out, ','))
 end
 
 -- sweep looks at the next SWEEP entries of K_SEEN, from where the last tick
@@ -48,7 +97,10 @@ local function sweep(cutoff)
   if from >= size then
     from = 0
   end
-  local to = math.min(size, from + SWEEP)
+  -- A bigger line is swept faster, so every entry is looked at within a
+  -- few ticks however fast a flood grows it: an eighth a tick, from SWEEP
+  -- up to SWEEP_MAX.
+  local to = math.min(size, from + math.min(math.max(SWEEP, math.ceil(size / 8)), SWEEP_MAX))
   local s = redis.call('GETRANGE', K_SEEN, from * SEEN_BYTES, to * SEEN_BYTES - 1)
   local n = 0
   for i = from, to - 1 do
@@ -111,11 +163,9 @@ end
 
 -- A tick's session is short until used (Store.Admit): a visitor who never
 -- comes to use it frees the slot as soon as an abandoned place would.
-local first = L.ttl
-if L.abandon > 0 and L.abandon < L.ttl then
-  first = L.abandon
-end
+local first = firstSession(L)
 
+moveFloor()
 local expired = expire()
 local abandoned, admitted = 0, 0
 local cutoff = nil
@@ -192,5 +242,5 @@ end
 -- While gateways tick a room, none of its keys expire, even if nothing
 -- else happens (a paused room whose line just waits).
 keep(L.metaTTL, K_META, K_RESTORED, K_OVERRIDE)
-keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE)
+keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS)
 return {admitted, abandoned, expired, more}

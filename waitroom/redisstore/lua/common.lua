@@ -29,15 +29,31 @@ local function limits()
     max = tonumber(ARGV[A_MAX]), rateN = tonumber(ARGV[A_RATE_N]), ratePer = tonumber(ARGV[A_RATE_PER]),
     burst = tonumber(ARGV[A_BURST]), ttl = tonumber(ARGV[A_TTL]), renew = tonumber(ARGV[A_RENEW]),
     abandon = tonumber(ARGV[A_ABANDON]), grace = tonumber(ARGV[A_GRACE]), random = ARGV[A_RANDOM] == '1',
+    joinN = tonumber(ARGV[A_JOIN_N]), joinPer = tonumber(ARGV[A_JOIN_PER]),
+    maxWaiting = tonumber(ARGV[A_MAX_WAITING]), clients = tonumber(ARGV[A_CLIENTS]),
+    sessionMax = tonumber(ARGV[A_SESSION_MAX]), prequeue = ARGV[A_PREQUEUE] == '1',
+    placeWithin = tonumber(ARGV[A_PLACE_WITHIN]),
   }
 end
 
 -- room reads the counter's fields: seed is nil for a room never joined
 -- (or whose data is gone); base is the ticket of K_SEEN's entry 0; grace is
--- the end of the recovery grace, nil until a restore starts it.
+-- the end of the recovery grace, nil until a restore starts it; floor is
+-- the highest ticket too old to be placed, pbase the ticket of K_PLACED's
+-- bit 0 (see placeable); ttl the data keys' lifetime, for release.lua.
 local function room()
-  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'ttl')
-  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
+  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl')
+  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6])
+end
+
+-- firstSession is the session a tick or an immediate admission gives,
+-- in microseconds: short until used, so a visitor who never comes to use
+-- it frees the slot as soon as an abandoned place would.
+local function firstSession(L)
+  if L.abandon > 0 and L.abandon < L.ttl then
+    return L.abandon
+  end
+  return L.ttl
 end
 
 -- keep makes keys outlive the room's last activity by ttl, so a room nobody
@@ -73,6 +89,81 @@ end
 -- Deciding by base rather than by seed means no index is ever negative.
 local function indexed(t, base)
   return base ~= nil and t >= base
+end
+
+-- touch records that the visitor at ticket t was seen now: in K_SEEN from
+-- base on, in K_RSEEN below it.
+local function touch(id, t, base, now, ttl)
+  if indexed(t, base) then
+    local at = (t - base) * SEEN_BYTES
+    redis.call('SETRANGE', K_SEEN, at, stamp(now))
+    if at == 0 then
+      redis.call('PEXPIRE', K_SEEN, ttl, 'NX')
+    end
+  elseif redis.call('ZADD', K_RSEEN, now, id) == 1 then
+    redis.call('PEXPIRE', K_RSEEN, ttl, 'NX')
+  end
+end
+
+-- The placement window (waitroom.Limits.PlaceWithin): K_PLACED has a bit
+-- for each ticket from pbase on, set once the ticket is used (placed, or
+-- let in at once); tickets above floor were handed out less than a window
+-- ago. A pending ticket is one above floor whose bit is clear: its holder
+-- may still come back, so the places behind it count it and a position
+-- never grows when it does; once floor passes it, it counts nowhere.
+-- admit.lua moves floor on (moveFloor) and trims K_PLACED's front.
+
+-- placeable reports whether ticket t may still take its place.
+local function placeable(t, floor, pbase)
+  if floor == nil or pbase == nil or t <= floor or t < pbase then
+    return false
+  end
+  return redis.call('GETBIT', K_PLACED, t - pbase) == 0
+end
+
+-- use sets ticket t's bit.
+local function use(t, pbase, L)
+  if pbase ~= nil and t >= pbase then
+    redis.call('SETBIT', K_PLACED, t - pbase, 1)
+    expiring(L.dataTTL, K_PLACED)
+  end
+end
+
+-- pendingBelow counts the pending tickets below t.
+local function pendingBelow(t, floor, pbase)
+  if floor == nil or pbase == nil then
+    return 0
+  end
+  local lo = math.max(floor + 1, pbase)
+  if t <= lo then
+    return 0
+  end
+  return (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
+end
+
+-- charge counts a new ticket against its network's quota (K_QUOTA), a
+-- GCRA: each ticket moves the network's time on by joinPer/joinN, and a
+-- ticket is allowed while that time runs less than joinN-1 intervals
+-- ahead of now (joinN at once, then one per interval). It returns whether
+-- the ticket is allowed (always, unless refuse), how long until it would
+-- be, and the network's recent tickets. A refused ticket moves nothing;
+-- the key lives as long as the network's time runs ahead.
+local function charge(now, net, refuse, L)
+  if L.joinN <= 0 or net == '' then
+    return true, 0, 0
+  end
+  local every = L.joinPer / L.joinN
+  local tat = tonumber(redis.call('GET', K_QUOTA)) or now
+  if tat < now then
+    tat = now
+  end
+  local ahead, slack = tat - now, every * (L.joinN - 1)
+  if refuse and ahead > slack then
+    return false, math.ceil(ahead - slack), math.ceil(ahead / every)
+  end
+  tat = tat + every
+  redis.call('SET', K_QUOTA, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  return true, 0, math.ceil((tat - now) / every)
 end
 
 -- drop takes a visitor out of line. Its K_SEEN entry is cleared only where

@@ -1,41 +1,91 @@
 -- decide.lua: Store.Decide. ARGV: the limits block (prelude.lua), then the
--- visitor's id, the ticket its cookie carries (0 for none), join (1/0) and
--- the end of the admission its cookie carries in microseconds (0 for none).
--- Reply: {state (S_NONE, S_WAITING, S_ADMITTED), ticket, position, line length,
--- session end in microseconds, joined (1/0), renewed (1/0)}.
+-- visitor: its id, the ticket its cookie carries (0 for none), join (J_),
+-- the end of the admission its cookie carries (microseconds, 0 for none),
+-- placed (1 when the cookie says its place was written), when the ticket
+-- was issued and last sealed (microseconds), its network's key ('' for
+-- none), and a solved challenge's id ('' for none) and end (milliseconds).
+-- KEYS: the room's (prelude.lua), then the network's quota key and the
+-- challenge's spent key, each K_META when there is none.
+-- Reply: {state (S_), ticket, position, line length, session end in
+-- microseconds, flags (F_, added up), refusal (R_), retry after in
+-- microseconds, the network's recent tickets}.
 --
 -- Every request of every visitor runs this, and Redis runs the whole chunk
 -- on each call, so what a spike is made of (a waiting visitor's poll, an
--- admitted visitor's request, a newcomer joining the back of a line) is
+-- admitted visitor's request, a ticket brought back to take its place) is
 -- answered with a few commands and none of common.lua's helpers, which are
 -- only defined in the block for the rarer cases further down. Nothing here
 -- refreshes key lifetimes (ticks do, see keep in common.lua); a write that
 -- may have created a key gives it its lifetime.
 
-local ID, JOIN, UNTIL = ARGV[LIMIT_ARGS + 1], ARGV[LIMIT_ARGS + 3] == '1', ARGV[LIMIT_ARGS + 4]
+local V = LIMIT_ARGS
+local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
+local PLACED = ARGV[V + 5] == '1'
+local K_QUOTA, K_SPENT = KEYS[13], KEYS[14]
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
 -- a visitor from the line before it admits it). Its cookie says which to
--- look in first, the line for a ticket without an admission: one lookup
--- for the common cases, two when the cookie is behind (just admitted by a
--- tick) or absent (a new visitor).
+-- look in first, the line for a placed ticket without an admission: one
+-- lookup for the common cases, two when the cookie is behind (just
+-- admitted by a tick) or says nothing (a new visitor, an unplaced ticket).
 local t, untilUs
-local inLine = UNTIL == '0' and ARGV[LIMIT_ARGS + 2] ~= '0'
+local inLine = UNTIL == 0 and TICKET ~= 0 and PLACED
 if inLine then
   t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
 end
 if not t then
   untilUs = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
   if untilUs and untilUs > now then
-    -- Inside: the session slides forward at most once per renew interval.
-    local ttl = tonumber(ARGV[A_TTL])
-    if untilUs - now >= ttl - tonumber(ARGV[A_RENEW]) then
-      return {S_ADMITTED, 0, 0, 0, untilUs, 0, 0}
+    -- Inside: the session slides forward at most once per renew interval,
+    -- never past session_max from its first use, and serves no more
+    -- networks than session_clients.
+    local ttl, cap = tonumber(ARGV[A_TTL]), nil
+    local clients, smax = tonumber(ARGV[A_CLIENTS]), tonumber(ARGV[A_SESSION_MAX])
+    if clients > 0 or smax > 0 then
+      local net, rec = ARGV[V + 8], redis.call('HGET', K_CLIENTS, ID)
+      local started, nets = now, ''
+      if rec then
+        local at, list = string.match(rec, '^(%d+)|(.*)$')
+        started, nets = tonumber(at) or now, list or ''
+      end
+      if smax > 0 and now >= started + smax then
+        redis.call('ZREM', K_ACTIVE, ID)
+        redis.call('HDEL', K_CLIENTS, ID)
+        redis.call('HINCRBY', K_STATS, 'expired', 1)
+        return {S_NONE, 0, 0, 0, 0, 0, R_SESSION_MAX, 0, 0}
+      end
+      local changed = not rec
+      if clients > 0 and net ~= '' and not string.find(',' .. nets .. ',', ',' .. net .. ',', 1, true) then
+        local _, used = string.gsub(nets, '[^,]+', '')
+        if used >= clients then
+          return {S_NONE, 0, 0, 0, 0, 0, R_SHARED, 0, 0}
+        end
+        if nets == '' then
+          nets = net
+        else
+          nets = nets .. ',' .. net
+        end
+        changed = true
+      end
+      if changed then
+        if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', started, nets)) == 1 then
+          redis.call('PEXPIRE', K_CLIENTS, ARGV[A_DATA_TTL], 'NX')
+        end
+      end
+      if smax > 0 then
+        cap = started + smax
+      end
     end
-    untilUs = now + ttl
-    redis.call('ZADD', K_ACTIVE, untilUs, ID)
-    return {S_ADMITTED, 0, 0, 0, untilUs, 0, 1}
+    local want = now + ttl
+    if cap and want > cap then
+      want = cap
+    end
+    if untilUs >= want or untilUs - now >= ttl - tonumber(ARGV[A_RENEW]) then
+      return {S_ADMITTED, 0, 0, 0, untilUs, F_PLACED, R_NONE, 0, 0}
+    end
+    redis.call('ZADD', K_ACTIVE, want, ID)
+    return {S_ADMITTED, 0, 0, 0, want, F_PLACED + F_RENEWED, R_NONE, 0, 0}
   end
   if not inLine then
     t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
@@ -45,8 +95,11 @@ end
 if t then
   -- Waiting: record the poll (see indexed in common.lua). A write that may
   -- have created its key gives it a lifetime: for K_SEEN, one that ends the
-  -- string, which is what writing into an absent key gives.
-  local base = tonumber(redis.call('HGET', K_META, 'base'))
+  -- string, which is what writing into an absent key gives. The position
+  -- and the line count the pending tickets (see the placement window in
+  -- common.lua) ahead and in all.
+  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq')
+  local base, floor, pbase, seq = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
   if base ~= nil and t >= base then
     local at = (t - base) * SEEN_BYTES
     if redis.call('SETRANGE', K_SEEN, at, stamp(now)) == at + SEEN_BYTES then
@@ -55,115 +108,158 @@ if t then
   elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
     redis.call('PEXPIRE', K_RSEEN, ARGV[A_DATA_TTL], 'NX')
   end
-  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1, redis.call('ZCARD', K_QUEUE), 0, 0, 0}
-end
-
--- Anyone else joins the line, unless join is false. The common case, a
--- new ticket at the back of a line that is already there, needs no
--- helpers either; a first ticket, a restored one, a session that just ran
--- out, an empty line (where the visitor may go straight in) take the block
--- below.
-local DATA_TTL = ARGV[A_DATA_TTL]
-local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace')
-local seed, base, grace = tonumber(m[1]), tonumber(m[2]), tonumber(m[3])
-local cookie = tonumber(ARGV[LIMIT_ARGS + 2])
-local ahead, ticket, restored = 0, nil, false
-if JOIN and not untilUs and seed and (cookie == 0 or cookie >= seed) then
-  ahead = redis.call('ZCARD', K_QUEUE)
-end
-if ahead > 0 then
-  ticket = redis.call('HINCRBY', K_META, 'seq', 1)
-  if redis.call('HINCRBY', K_STATS, 'joined', 1) == 1 then
-    redis.call('PEXPIRE', K_STATS, DATA_TTL, 'NX')
-  end
-else
-  --[[ common.lua ]] -- scripts.go (assemble) splices the helpers in here
-
-  if untilUs then
-    -- The session ran out before a tick removed it; count it as the tick
-    -- would.
-    redis.call('ZREM', K_ACTIVE, ID)
-    bump('expired', 1, DATA_TTL)
-  end
-  if not JOIN then
-    return {S_NONE, 0, 0, 0, 0, 0, 0}
-  end
-  -- The counter starts at the clock, so tickets keep growing even after
-  -- Redis lost its data.
-  if not seed then
-    seed, base = now, now + 1
-    redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0)
-    redis.call('PEXPIRE', K_META, ARGV[A_META_TTL])
-  end
-  if cookie > 0 and cookie < seed and redis.call('SADD', K_RESTORED, ID) == 1 then
-    -- A place held before the data was lost: back to it, once; the first
-    -- such return starts the recovery grace.
-    ticket, restored = cookie, true
-    expiring(ARGV[A_META_TTL], K_RESTORED)
-    local L = limits()
-    if grace == nil and L.grace > 0 then
-      grace = now + L.grace
-      redis.call('HSET', K_META, 'grace', grace)
+  local ahead, all = 0, 0
+  if floor ~= nil and pbase ~= nil and seq ~= nil then
+    local lo = math.max(floor + 1, pbase)
+    if seq >= lo then
+      all = (seq + 1 - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, seq - pbase, 'BIT')
     end
-  else
-    ticket = redis.call('HINCRBY', K_META, 'seq', 1)
+    if t > lo and all > 0 then
+      ahead = (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
+    end
   end
-  bump('joined', 1, DATA_TTL)
+  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1 + ahead, redis.call('ZCARD', K_QUEUE) + all, 0, F_PLACED, R_NONE, 0, 0}
+end
 
-  local cookieUntil = tonumber(UNTIL)
-  if restored and cookieUntil > now then
-    -- Inside when the data was lost: back inside until its admission
-    -- ends, taking no token and counting no new admission, even over the
-    -- room's limit (Store.Decide says why).
-    local u = math.min(cookieUntil, now + tonumber(ARGV[A_TTL]))
-    redis.call('ZADD', K_ACTIVE, u, ID)
-    expiring(DATA_TTL, K_ACTIVE)
-    return {S_ADMITTED, ticket, 0, 0, u, 1, 0}
+--[[ common.lua ]] -- scripts.go (assemble) splices the helpers in here
+
+local L = limits()
+if untilUs then
+  -- The session ran out before a tick removed it; count it as the tick
+  -- would.
+  redis.call('ZREM', K_ACTIVE, ID)
+  redis.call('HDEL', K_CLIENTS, ID)
+  bump('expired', 1, L.dataTTL)
+end
+
+-- The counter starts at the clock, so tickets keep growing even after
+-- Redis lost its data.
+local seed, base, grace, floor, pbase = room()
+if not seed then
+  seed, base, floor, pbase = now, now + 1, now, now + 1
+  redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0,
+    'floor', floor, 'pbase', pbase, 'marks', string.format('%d:%d', now, seed))
+  redis.call('PEXPIRE', K_META, L.metaTTL)
+end
+
+-- reply answers with the visitor's standing.
+local function reply(state, ticket, position, line, u, flags, refusal, retry, recent)
+  return {state, ticket or 0, position or 0, line or 0, u or 0, flags or 0, refusal or R_NONE, retry or 0, recent or 0}
+end
+
+-- atOnce lets the visitor straight in when nobody waits ahead (placed or
+-- pending), no recovery grace runs and both limits allow, with the first
+-- session a tick gives (Store.Admit): a visitor who never comes back frees
+-- the slot as soon as an abandoned place would.
+local function atOnce(ticket, flags)
+  if (grace ~= nil and now < grace) or redis.call('ZCARD', K_QUEUE) > 0 or live(now) >= L.max or
+      pendingBelow(ticket, floor, pbase) > 0 then
+    return nil
   end
+  local b = refill(now, L)
+  local ok = take(b)
+  save(b, L)
+  if not ok then
+    return nil
+  end
+  local u = admit(ID, now, firstSession(L))
+  expiring(L.dataTTL, K_ACTIVE)
+  bump('joined', 1, L.dataTTL)
+  bump('admitted', 1, L.dataTTL)
+  counted(now, 1, L.dataTTL)
+  return reply(S_ADMITTED, ticket, 0, 0, u, F_JOINED + F_PLACED + flags)
+end
 
-  ahead = redis.call('ZCARD', K_QUEUE)
+-- inLineAt writes the visitor's place at ticket and answers with it.
+local function inLineAt(ticket, flags)
+  local seq = tonumber(redis.call('HGET', K_META, 'seq'))
+  local ahead = redis.call('ZCARD', K_QUEUE)
+  redis.call('ZADD', K_QUEUE, ticket, ID)
   if ahead == 0 then
-    local L = limits()
-    if (grace == nil or now >= grace) and live(now) < L.max then
-      local b = refill(now, L)
-      local ok = take(b)
-      save(b, L)
-      if ok then
-        local u = admit(ID, now, L.ttl)
-        expiring(DATA_TTL, K_ACTIVE)
-        bump('admitted', 1, DATA_TTL)
-        counted(now, 1, DATA_TTL)
-        return {S_ADMITTED, ticket, 0, 0, u, 1, 0}
-      end
-    end
+    redis.call('PEXPIRE', K_QUEUE, L.dataTTL) -- a new line is a new key
     if own(ticket, seed) then
-      -- A new line: its K_SEEN entries start at its first ticket. Never at
-      -- a restored one: the next new ticket would sit far beyond it.
+      -- A new line: its K_SEEN entries start at its first ticket.
       redis.call('DEL', K_SEEN)
       base = ticket
       redis.call('HSET', K_META, 'base', base, 'sweep', 0)
     end
   end
+  touch(ID, ticket, base, now, L.dataTTL)
+  bump('joined', 1, L.dataTTL)
+  return reply(S_WAITING, ticket, redis.call('ZRANK', K_QUEUE, ID) + 1 + pendingBelow(ticket, floor, pbase),
+    ahead + 1 + pendingBelow(seq + 1, floor, pbase), 0, F_JOINED + F_PLACED + flags)
 end
 
-redis.call('ZADD', K_QUEUE, ticket, ID)
-if ahead == 0 then
-  redis.call('PEXPIRE', K_QUEUE, DATA_TTL) -- a new line is a new key
-end
-if base ~= nil and ticket >= base then
-  -- Entry 0 starts the string: base moves to a ticket not yet issued only
-  -- where the string is deleted (above, and in admit.lua's rebase).
-  local at = (ticket - base) * SEEN_BYTES
-  redis.call('SETRANGE', K_SEEN, at, stamp(now))
-  if at == 0 then
-    redis.call('PEXPIRE', K_SEEN, DATA_TTL, 'NX')
+if TICKET > 0 and TICKET < seed then
+  -- A ticket older than the data: the store lost it while its holder was
+  -- in line or inside. Only one seen within abandon_after of the loss, and
+  -- once per visitor (K_RESTORED), so a hoard of old tickets buys nothing.
+  local inside = UNTIL > now
+  local recent = L.abandon <= 0 or tonumber(ARGV[V + 7]) >= seed - L.abandon
+  if (inside or recent) and redis.call('SADD', K_RESTORED, ID) == 1 then
+    expiring(L.metaTTL, K_RESTORED)
+    local flags = 0
+    if grace == nil and L.grace > 0 then
+      grace = now + L.grace
+      redis.call('HSET', K_META, 'grace', grace)
+      flags = F_GRACE
+    end
+    if inside and live(now) < L.max then
+      -- Back inside until its admission ends, taking no token: it held
+      -- one of the room's slots all along, and counts as inside.
+      local u = math.min(UNTIL, now + L.ttl)
+      redis.call('ZADD', K_ACTIVE, u, ID)
+      expiring(L.dataTTL, K_ACTIVE)
+      bump('joined', 1, L.dataTTL)
+      return reply(S_ADMITTED, TICKET, 0, 0, u, F_JOINED + F_PLACED + F_BACK_INSIDE + flags)
+    end
+    return inLineAt(TICKET, F_BACK_IN_LINE + flags)
   end
-elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
-  redis.call('PEXPIRE', K_RSEEN, DATA_TTL, 'NX')
+elseif TICKET > 0 and not PLACED then
+  -- A ticket handed out earlier, brought back: it takes its place at its
+  -- number, once, while it is young (the placement window in common.lua).
+  local young = tonumber(ARGV[V + 6]) >= now - L.placeWithin
+  if young and placeable(TICKET, floor, pbase) then
+    if ARGV[V + 9] ~= '' and not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
+      return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
+    end
+    use(TICKET, pbase, L)
+    return atOnce(TICKET, 0) or inLineAt(TICKET, 0)
+  end
 end
-if restored then
-  -- Back at its old place, somewhere in the line.
-  return {S_WAITING, ticket, redis.call('ZRANK', K_QUEUE, ID) + 1, ahead + 1, 0, 1, 0}
+
+if JOIN == J_NONE then
+  return reply(S_NONE)
 end
--- A new ticket is the highest ever issued: the back of the line.
-return {S_WAITING, ticket, ahead + 1, ahead + 1, 0, 1, 0}
+-- A newcomer: a number in arrival order, refused past max_waiting or its
+-- network's quota (which a challenge's number only counts); a ticket goes
+-- in at once when the room has room, and takes its place when it comes
+-- back.
+if L.maxWaiting > 0 and redis.call('ZCARD', K_QUEUE) >= L.maxWaiting then
+  bump('full', 1, L.dataTTL)
+  return reply(S_NONE, 0, 0, 0, 0, 0, R_FULL)
+end
+local ok, retry, recent = charge(now, ARGV[V + 8], JOIN == J_TICKET, L)
+if not ok then
+  bump('limited', 1, L.dataTTL)
+  return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
+end
+local ticket = redis.call('HINCRBY', K_META, 'seq', 1)
+bump('issued', 1, L.dataTTL)
+if L.prequeue then
+  redis.call('HSETNX', K_META, 'preq_min', ticket)
+  redis.call('HSET', K_META, 'preq_max', ticket)
+end
+if JOIN == J_NUMBER then
+  return reply(S_NONE, ticket, 0, 0, 0, 0, R_NONE, 0, recent)
+end
+local inside = atOnce(ticket, 0)
+if inside then
+  use(ticket, pbase, L)
+  inside[9] = recent
+  return inside
+end
+-- Behind everyone placed and every ticket ahead that may still come back:
+-- the place this ticket will take.
+local line = redis.call('ZCARD', K_QUEUE) + pendingBelow(ticket, floor, pbase) + 1
+return reply(S_WAITING, ticket, line, line, 0, F_JOINED, R_NONE, 0, recent)

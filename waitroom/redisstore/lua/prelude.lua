@@ -15,18 +15,25 @@
 
 local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local K_OVERRIDE = KEYS[10]
+local K_OVERRIDE, K_PLACED, K_CLIENTS = KEYS[10], KEYS[11], KEYS[12]
 
 -- The ARGV block decide.lua and admit.lua share (keys.go, limitArgs): key
 -- lifetimes in milliseconds, then the room's limits with durations in
 -- microseconds. A script's own arguments follow it, from LIMIT_ARGS + 1.
 local A_DATA_TTL, A_META_TTL, A_MAX, A_RATE_N, A_RATE_PER, A_BURST = 1, 2, 3, 4, 5, 6
 local A_TTL, A_RENEW, A_ABANDON, A_GRACE, A_RANDOM = 7, 8, 9, 10, 11
-local LIMIT_ARGS = 11
+local A_JOIN_N, A_JOIN_PER, A_MAX_WAITING, A_CLIENTS, A_SESSION_MAX, A_PREQUEUE = 12, 13, 14, 15, 16, 17
+local A_PLACE_WITHIN = 18
+local LIMIT_ARGS = 18
 
 -- Where decide.lua's reply says the visitor stands (store.go: replyNone,
--- replyWaiting, replyAdmitted).
+-- replyWaiting, replyAdmitted), what else it did (the F_ flags, added up),
+-- and why it turned the visitor away (the R_ refusals); what decide.lua is
+-- asked to do for a visitor it does not know (J_, waitroom.Join).
 local S_NONE, S_WAITING, S_ADMITTED = 0, 1, 2
+local F_JOINED, F_RENEWED, F_PLACED, F_GRACE, F_BACK_IN_LINE, F_BACK_INSIDE = 1, 2, 4, 8, 16, 32
+local R_NONE, R_QUOTA, R_FULL, R_CHALLENGE, R_SHARED, R_SESSION_MAX = 0, 1, 2, 3, 4, 5
+local J_NONE, J_TICKET, J_NUMBER = 0, 1, 2
 
 -- One K_SEEN entry per ticket: a 56-bit big-endian time of the last poll,
 -- 0 for "not waiting". 56 bits hold microseconds until the year 2255.
@@ -37,7 +44,7 @@ local SEEN_BYTES = 7
 -- BATCH expired sessions, and sweeps SWEEP entries of K_SEEN for the
 -- abandoned; K_SEEN is trimmed once REBASE entries before the line's head
 -- are dead.
-local BATCH, SWEEP, REBASE = 1000, 4096, 4096
+local BATCH, SWEEP, SWEEP_MAX, REBASE = 1000, 4096, 65536, 4096
 
 local function clock()
   local t = redis.call('TIME')

@@ -3,7 +3,7 @@
 
 local ID = ARGV[1]
 local now = clock()
-local _, base, _, ttl = room()
+local _, base, _, _, _, ttl = room()
 -- Release gets no limits; the lifetime admit.lua last wrote will do, and
 -- an hour if there is none.
 ttl = ttl or 3600000
@@ -11,6 +11,7 @@ ttl = ttl or 3600000
 local untilUs = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
 if untilUs then
   redis.call('ZREM', K_ACTIVE, ID)
+  redis.call('HDEL', K_CLIENTS, ID)
   if untilUs > now then
     bump('released', 1, ttl)
     return {1}

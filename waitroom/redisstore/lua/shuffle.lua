@@ -9,13 +9,22 @@
 -- per sale, at its opening.
 
 local KEY, SEED, TTL = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local m = redis.call('HMGET', K_META, 'shuffle_key', 'base')
+local m = redis.call('HMGET', K_META, 'shuffle_key', 'base', 'preq_min', 'preq_max')
 if KEY ~= '' and m[1] == KEY then
   return {0, 0}
 end
-local base = tonumber(m[2])
+local base, preqMin, preqMax = tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
+if preqMin == nil or preqMax == nil then
+  -- No pre-queue: nobody came early, and whoever came later keeps the
+  -- order of arrival.
+  redis.call('HSET', K_META, 'shuffle_key', KEY, 'shuffle_seed', SEED)
+  keep(TTL, K_META)
+  return {0, 1}
+end
 
-local all = redis.call('ZRANGE', K_QUEUE, 0, -1, 'WITHSCORES')
+-- Only the pre-queue's own tickets: this incarnation's from the first to
+-- the last one handed out before the opening.
+local all = redis.call('ZRANGEBYSCORE', K_QUEUE, preqMin, preqMax, 'WITHSCORES')
 local ids, tickets, order, seen = {}, {}, {}, {}
 for i = 1, #all, 2 do
   local id, t = all[i], tonumber(all[i + 1])

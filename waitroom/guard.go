@@ -1,0 +1,106 @@
+package waitroom
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Default sizes of a client network, the unit of every per-client limit:
+// a /24 and a /56 hold one household, office or PC-bang, while a single
+// address would let anyone with a block of them walk around the limits.
+const (
+	DefaultNetworkIPv4 = 24
+	DefaultNetworkIPv6 = 56
+)
+
+// Networks sizes the client networks per-client limits apply to, in prefix
+// bits; zero fields take the defaults.
+type Networks struct{ IPv4, IPv6 int }
+
+// network is the request's client network; invalid when the address is
+// unknown (a Unix socket, say).
+func (g *Gate) network(r *http.Request) netip.Prefix {
+	var a netip.Addr
+	if g.client != nil {
+		a = g.client(r)
+	} else if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		a = ap.Addr()
+	}
+	a = a.Unmap()
+	if !a.IsValid() {
+		return netip.Prefix{}
+	}
+	bits := g.networks.IPv6
+	if a.Is4() {
+		bits = g.networks.IPv4
+	}
+	p, err := a.WithZone("").Prefix(bits)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return p
+}
+
+// networkKey is a network's short key in the store: 8 characters of its
+// SHA-256, so a store key stays short whatever the address family, and two
+// networks sharing a key would only share a quota.
+func networkKey(p netip.Prefix) string {
+	if !p.IsValid() {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(p.String()))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+// limitLog remembers which networks crossed their quota lately, so a
+// flood from one network writes one log line a minute, not one per
+// request. It is bounded: past maxLimitLog networks it starts over.
+type limitLog struct {
+	mu   sync.Mutex
+	last map[netip.Prefix]time.Time
+}
+
+const maxLimitLog = 10000
+
+// limited logs that network crossed the room's join_limit, at most once a
+// minute per network.
+func (g *Gate) limited(room string, network netip.Prefix) {
+	now := time.Now()
+	g.limits.mu.Lock()
+	if g.limits.last == nil || len(g.limits.last) >= maxLimitLog {
+		g.limits.last = make(map[netip.Prefix]time.Time)
+	}
+	seen, logged := g.limits.last[network]
+	quiet := logged && now.Sub(seen) < time.Minute
+	if !quiet {
+		g.limits.last[network] = now
+	}
+	g.limits.mu.Unlock()
+	if !quiet {
+		g.log.Warn("client network over its join_limit; refusing its new tickets (logged once a minute per network)",
+			zap.String(fieldRoom, room), zap.String(fieldNetwork, network.String()))
+	}
+}
+
+// noteRestore counts what a decision put back after a data loss, and logs
+// the first restore of the store's incarnation, which starts the grace.
+func (g *Gate) noteRestore(room string, v Visitor, d Decision) {
+	switch d.Restored {
+	case RestoreWaiting:
+		g.rooms.obs.Restored(room, "waiting")
+	case RestoreInside:
+		g.rooms.obs.Restored(room, "inside")
+	default:
+		return
+	}
+	if d.GraceStarted {
+		g.log.Warn("the store lost its data; returning ticket holders are put back first (recovery grace)",
+			zap.String(fieldRoom, room), zap.String(fieldVisitor, v.ID), zap.Int64(fieldTicket, v.Ticket))
+	}
+}

@@ -1,0 +1,168 @@
+package memstore
+
+import (
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// issue hands a newcomer a ticket (waitroom.JoinTicket): a number, and a
+// session at once when the room has room; the place is written when the
+// ticket comes back (place). Refused past MaxWaiting or the network's quota.
+func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
+	if lim.MaxWaiting > 0 && int64(r.line.len()) >= lim.MaxWaiting {
+		r.totals.Full++
+		return waitroom.Decision{Refusal: waitroom.RefusedFull}
+	}
+	ok, retry, recent := r.charge(now, lim, v.Network, true)
+	if !ok {
+		r.totals.Limited++
+		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
+	}
+	ticket := r.next(lim)
+	if d, ok := r.admitAtOnce(now, lim, v.ID, ticket); ok {
+		r.win.use(ticket)
+		d.Recent = recent
+		return d
+	}
+	// Behind everyone placed and every ticket ahead that may still come
+	// back: the place this ticket will take.
+	n := int64(r.line.len()) + r.win.pendingBelow(ticket) + 1
+	return waitroom.Decision{State: waitroom.StateWaiting, Ticket: ticket, Position: n, Line: n, Joined: true, Recent: recent}
+}
+
+// number takes a number for a challenge (waitroom.JoinNumber): counted by
+// the quota, never refused by it.
+func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
+	if lim.MaxWaiting > 0 && int64(r.line.len()) >= lim.MaxWaiting {
+		r.totals.Full++
+		return waitroom.Decision{Refusal: waitroom.RefusedFull}
+	}
+	_, _, recent := r.charge(now, lim, v.Network, false)
+	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}
+}
+
+// next is the next ticket number; a pre-queue's are marked for its draw.
+func (r *room) next(lim waitroom.Limits) int64 {
+	r.seq++
+	r.totals.Issued++
+	if lim.Prequeue {
+		if r.preqMin == 0 {
+			r.preqMin = r.seq
+		}
+		r.preqMax = r.seq
+	}
+	return r.seq
+}
+
+// place writes the place of a ticket handed out earlier (v.Placed false),
+// once per ticket and while it is young (Limits.PlaceWithin): a ticket
+// used before (its holder left, was let in, or stopped polling) must not
+// buy its old place again, and one that comes back later than the window
+// is counted by nobody any more. ok is false when the ticket buys
+// nothing; the caller then treats its holder as anyone new.
+func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+	t := v.Ticket
+	young := now.Sub(v.Issued) <= lim.PlacementWindow()
+	if !young || t > r.seq || !r.win.placeable(t) {
+		return waitroom.Decision{}, false
+	}
+	if v.Challenge != "" {
+		if _, used := r.spent[v.Challenge]; used {
+			return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
+		}
+		r.spent[v.Challenge] = v.ChallengeUntil
+	}
+	r.win.use(t)
+	if d, ok := r.admitAtOnce(now, lim, v.ID, t); ok {
+		return d, true
+	}
+	r.totals.Joined++
+	w := &waiter{id: v.ID, ticket: t}
+	r.line.insert(w)
+	r.seen.pushBack(w, now)
+	r.waiting[v.ID] = w
+	return r.waitingDecision(w, true), true
+}
+
+// restore puts back a ticket older than the room's seed: the store lost
+// its data while its holder was in line or inside. Only a ticket seen
+// within AbandonAfter of the loss, once per visitor; one that was inside
+// goes back inside only while a slot is free (it counts like anyone
+// inside), else to its place at the front of the line. The first restore
+// starts the recovery grace. ok is false when the ticket buys nothing.
+func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+	if _, again := r.restored[v.ID]; again {
+		return waitroom.Decision{}, false
+	}
+	inside := v.Until.After(now)
+	loss := time.UnixMicro(r.seed)
+	if !inside && lim.AbandonAfter > 0 && v.Seen.Before(loss.Add(-lim.AbandonAfter)) {
+		return waitroom.Decision{}, false // a hoarded ticket, long unseen
+	}
+	r.restored[v.ID] = struct{}{}
+	started := r.graceUntil.IsZero() && lim.RecoveryGrace > 0
+	if started {
+		r.graceUntil = now.Add(lim.RecoveryGrace)
+	}
+	r.totals.Joined++
+	if inside && r.active.len() < lim.MaxActive {
+		s := r.active.add(v.ID, v.Ticket, minTime(v.Until, now.Add(lim.SessionTTL)))
+		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: v.Ticket, Until: s.until, Joined: true, Placed: true,
+			Restored: waitroom.RestoreInside, GraceStarted: started}, true
+	}
+	r.totals.Joined-- // admitAtOnce and the line count it again
+	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Ticket); ok {
+		d.Restored, d.GraceStarted = waitroom.RestoreWaiting, started
+		return d, true
+	}
+	r.totals.Joined++
+	w := &waiter{id: v.ID, ticket: v.Ticket}
+	r.line.insert(w)
+	r.seen.pushBack(w, now)
+	r.waiting[v.ID] = w
+	d := r.waitingDecision(w, true)
+	d.Restored, d.GraceStarted = waitroom.RestoreWaiting, started
+	return d, true
+}
+
+// charge counts a new ticket against the network's quota, a GCRA: each
+// ticket moves the network's time on by Per/N, and a ticket is allowed
+// while that time runs less than N-1 intervals ahead of now (N at once,
+// then one per interval). It reports whether the ticket is allowed (always,
+// unless refuse), when it would be, and how many intervals the network is
+// ahead: its recent tickets. A refused ticket moves nothing.
+func (r *room) charge(now time.Time, lim waitroom.Limits, network string, refuse bool) (bool, time.Duration, int64) {
+	if lim.JoinLimit.IsUnlimited() || network == "" {
+		return true, 0, 0
+	}
+	every := lim.JoinLimit.Per / time.Duration(lim.JoinLimit.N)
+	tat := r.quota[network]
+	if tat.Before(now) {
+		tat = now
+	}
+	slack := every * time.Duration(lim.JoinLimit.N-1)
+	if ahead := tat.Sub(now); refuse && ahead > slack {
+		return false, ahead - slack, int64((ahead + every - 1) / every)
+	}
+	tat = tat.Add(every)
+	r.quota[network] = tat
+	return true, 0, int64((tat.Sub(now) + every - 1) / every)
+}
+
+// pruneMarks moves the placement window on and drops quota times and
+// spent challenges that are over, so none of them grows with the tickets
+// that never came back.
+func (r *room) pruneMarks(now time.Time, lim waitroom.Limits) {
+	r.win.advance(now, r.seq, lim.PlacementWindow())
+	for network, tat := range r.quota {
+		if !tat.After(now) {
+			delete(r.quota, network)
+		}
+	}
+	for id, until := range r.spent {
+		if until.Before(now) {
+			delete(r.spent, id)
+		}
+	}
+}
