@@ -55,6 +55,7 @@ type upstreamLog struct {
 	visitors map[string]int // Waitroom-Visitor -> requests
 	done     map[string]int // Waitroom-Visitor -> requests to /events/done (end of a session)
 	paths    []string
+	who      []string // Waitroom-Visitor of each request, "" for none
 	total    int
 }
 
@@ -64,6 +65,7 @@ func newUpstream(t testing.TB) (*upstreamLog, *httptest.Server) {
 		u.mu.Lock()
 		u.total++
 		u.paths = append(u.paths, r.URL.Path)
+		u.who = append(u.who, r.Header.Get(waitroom.VisitorHeader))
 		if v := r.Header.Get(waitroom.VisitorHeader); v != "" {
 			u.visitors[v]++
 		}
@@ -200,3 +202,16 @@ func testTickets(t testing.TB) *waitroom.Tickets {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// since returns the distinct visitors the site served from request n on.
+func (u *upstreamLog) since(n int) map[string]bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	seen := map[string]bool{}
+	for _, id := range u.who[n:] {
+		if id != "" {
+			seen[id] = true
+		}
+	}
+	return seen
+}

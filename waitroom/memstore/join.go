@@ -20,7 +20,7 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
 	}
 	ticket := r.next(lim)
-	if d, ok := r.admitAtOnce(now, lim, v.ID, ticket); ok {
+	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, ticket); ok {
 		r.win.use(ticket)
 		d.Recent = recent
 		return d
@@ -74,7 +74,7 @@ func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (wa
 		r.spent[v.Challenge] = v.ChallengeUntil
 	}
 	r.win.use(t)
-	if d, ok := r.admitAtOnce(now, lim, v.ID, t); ok {
+	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, t); ok {
 		return d, true
 	}
 	r.totals.Joined++
@@ -112,7 +112,7 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (
 			Restored: waitroom.RestoreInside, GraceStarted: started}, true
 	}
 	r.totals.Joined-- // admitAtOnce and the line count it again
-	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Ticket); ok {
+	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, v.Ticket); ok {
 		d.Restored, d.GraceStarted = waitroom.RestoreWaiting, started
 		return d, true
 	}

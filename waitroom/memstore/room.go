@@ -141,7 +141,11 @@ func (r *room) inside(s *session, now time.Time, lim waitroom.Limits, v waitroom
 		s.nets = append(s.nets, v.Network)
 	}
 	d := waitroom.Decision{State: waitroom.StateAdmitted, Ticket: s.ticket, Placed: true}
-	if s.until.Before(end) && s.until.Sub(now) < lim.SessionTTL-lim.RenewInterval() {
+	switch {
+	case s.until.After(end) && lim.SessionMax > 0:
+		r.active.extend(s, end) // a first session longer than the cap
+		d.Renewed = true
+	case s.until.Before(end) && s.until.Sub(now) < lim.SessionTTL-lim.RenewInterval():
 		r.active.extend(s, end)
 		d.Renewed = true
 	}
@@ -167,7 +171,7 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 // recovery grace runs and both limits allow, with the first session a tick
 // gives (firstSession): a visitor who never comes back frees the slot as
 // soon as an abandoned place would.
-func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id string, ticket int64) (waitroom.Decision, bool) {
+func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id, network string, ticket int64) (waitroom.Decision, bool) {
 	if r.inGrace(now) || r.line.len() > 0 || r.win.pendingBelow(ticket) > 0 || r.active.len() >= lim.MaxActive {
 		return waitroom.Decision{}, false
 	}
@@ -176,6 +180,11 @@ func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id string, ticket
 		return waitroom.Decision{}, false
 	}
 	s := r.admit(id, ticket, now, firstSession(lim))
+	// In use from now, from this network: its first request is this one.
+	s.started = now
+	if network != "" {
+		s.nets = append(s.nets, network)
+	}
 	r.totals.Joined++
 	return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true, Placed: true}, true
 }

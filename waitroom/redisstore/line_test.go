@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -56,9 +57,11 @@ func TestRedisStore_LargeLine(t *testing.T) {
 			t.Fatalf("admission tick: %+v, want 1000 (a tick's batch) admitted", a)
 		}
 	}
-	// The head is now entry 6000 of 10000: the front was trimmed.
-	if size := client.StrLen(context.Background(), seen).Val(); size != (n-6000)*7 {
-		t.Errorf("last-poll string is %d bytes, want %d after the trim", size, (n-6000)*7)
+	// The head is now entry 6000 of 10000: the front was trimmed, and the
+	// string ends at the line's last ticket.
+	want := (keep[len(keep)-1].Ticket - keep[3000].Ticket + 1) * 7
+	if size := client.StrLen(context.Background(), seen).Val(); size != want {
+		t.Errorf("last-poll string is %d bytes, want %d after the trim", size, want)
 	}
 	for i, v := range keep[3000:] {
 		if d := decide(t, s, open, v, false); d.State != waitroom.StateWaiting || d.Position != int64(i+1) {
@@ -78,27 +81,57 @@ func TestRedisStore_LargeLine(t *testing.T) {
 }
 
 // joinMany brings n visitors into room "concert" from 8 goroutines and
-// returns them in ticket order.
+// returns them in ticket order. Each takes a ticket, then brings it back;
+// the lowest comes back first, so every place sits in the last-poll
+// string, as a line's do when its visitors arrive over time.
 func joinMany(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, n int) []waitroom.Visitor {
 	vs := make([]waitroom.Visitor, n)
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Go(func() {
-			for i := w; i < n; i += 8 {
-				v, d, err := enter(context.Background(), s, "concert", lim, visitorID())
-				if err != nil || !d.Joined {
-					tb.Errorf("join: %+v, %v", d, err)
-					return
+	each := func(do func(i int) error) {
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < n; i += 8 {
+					if err := do(i); err != nil {
+						tb.Error(err)
+						return
+					}
 				}
-				vs[i] = v
-			}
-		})
+			})
+		}
+		wg.Wait()
+		if tb.Failed() {
+			tb.FailNow()
+		}
 	}
-	wg.Wait()
-	if tb.Failed() {
-		tb.FailNow()
-	}
+	ctx := context.Background()
+	each(func(i int) error {
+		v := waitroom.Visitor{ID: visitorID(), Issued: time.Now(), Seen: time.Now()}
+		d, err := s.Decide(ctx, "concert", lim, v, waitroom.JoinTicket)
+		if err != nil || !d.Joined || d.Placed {
+			return fmt.Errorf("ticket: %+v, %v", d, err)
+		}
+		v.Ticket = d.Ticket
+		vs[i] = v
+		return nil
+	})
 	slices.SortFunc(vs, func(a, b waitroom.Visitor) int { return int(a.Ticket - b.Ticket) })
+	place := func(i int) error {
+		d, err := s.Decide(ctx, "concert", lim, vs[i], waitroom.JoinNone)
+		if err != nil || !d.Placed || d.State != waitroom.StateWaiting {
+			return fmt.Errorf("ticket %d back: %+v, %v", vs[i].Ticket, d, err)
+		}
+		vs[i].Placed = true
+		return nil
+	}
+	if err := place(0); err != nil {
+		tb.Fatal(err)
+	}
+	each(func(i int) error {
+		if i == 0 {
+			return nil
+		}
+		return place(i)
+	})
 	return vs
 }
 

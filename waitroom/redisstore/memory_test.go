@@ -91,3 +91,58 @@ func usedMemory(tb testing.TB, client redis.UniversalClient) int64 {
 	tb.Fatal("INFO memory without used_memory")
 	return 0
 }
+
+// TestMemory_BogusLinePruned: a flood that comes back once (a bot farm's
+// second request) and then stops polling leaves a line that a paused room
+// still prunes, at an eighth of it a tick at least, to what abandon_after
+// allows; its memory goes back to what the room held before.
+func TestMemory_BogusLinePruned(t *testing.T) {
+	redistest.Long(t, "100,000 joins")
+	const n = 100_000
+	srv := redistest.Start(t)
+	client := srv.Client()
+	ctx := context.Background()
+	s := New(client, WithKeyPrefix("bogus"))
+	paused := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: time.Second}
+	real, _, err := storetest.Enter(ctx, s, "concert", paused, "real-visitor-who-polls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(ctx, "concert", paused); err != nil {
+		t.Fatal(err)
+	}
+	_, baseline := roomMemory(t, s, "concert")
+	joinPipelined(t, s, "concert", paused, n)
+	_, full := roomMemory(t, s, "concert")
+	start := time.Now()
+	ticks := 0
+	for ; ticks < 200; ticks++ {
+		if _, err := s.Decide(ctx, "concert", paused, real, waitroom.JoinNone); err != nil { // the real one keeps polling
+			t.Fatal(err)
+		}
+		if _, err := s.Admit(ctx, "concert", paused); err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.Stats(ctx, "concert")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Waiting == 1 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	parts, after := roomMemory(t, s, "concert")
+	t.Logf("%d bogus places: room keys %d bytes before, %d full, %d after %d ticks (%v; abandon_after 1s): %s",
+		n, baseline, full, after, ticks, took.Round(time.Millisecond), parts)
+	if d, err := s.Decide(ctx, "concert", paused, real, waitroom.JoinNone); err != nil || d.State != waitroom.StateWaiting || d.Position != 1 {
+		t.Fatalf("the real visitor: %+v, %v; want waiting, first", d, err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("pruning %d stale places took %v, want within a few seconds of abandon_after (1s)", n, took)
+	}
+	if after > full/20 {
+		t.Errorf("room keys hold %d bytes after pruning, want at most a twentieth of the %d the flood took", after, full)
+	}
+}

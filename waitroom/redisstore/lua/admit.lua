@@ -152,13 +152,58 @@ local function rebase()
   end
   local shift = tonumber(head[2]) - base
   local size = math.floor(redis.call('STRLEN', K_SEEN) / SEEN_BYTES)
-  if shift < REBASE or shift * 2 < size then
+  -- The dead tail too: past the line's last ticket nothing is recorded,
+  -- and a flood that was pruned (the line's head never moving, in a paused
+  -- room) must not leave its entries behind.
+  local tail = redis.call('ZRANGE', K_QUEUE, -1, -1, 'WITHSCORES')
+  local keep = size
+  if #tail > 0 then
+    keep = math.min(size, math.max(0, tonumber(tail[2]) - base + 1))
+  end
+  if (shift < REBASE or shift * 2 < size) and (size - keep < REBASE or (size - keep) * 2 < size) then
     return
   end
-  local rest = redis.call('GETRANGE', K_SEEN, shift * SEEN_BYTES, -1)
-  redis.call('SET', K_SEEN, rest)
+  if shift < REBASE or shift * 2 < size then
+    shift = 0
+  end
+  local rest = redis.call('GETRANGE', K_SEEN, shift * SEEN_BYTES, keep * SEEN_BYTES - 1)
+  if keep > shift then
+    redis.call('SET', K_SEEN, rest, 'KEEPTTL')
+  else
+    redis.call('DEL', K_SEEN)
+  end
   local from = tonumber(redis.call('HGET', K_META, 'sweep')) or 0
-  redis.call('HSET', K_META, 'base', base + shift, 'sweep', math.max(0, from - shift))
+  redis.call('HSET', K_META, 'base', base + shift, 'sweep', math.max(0, math.min(from - shift, keep - shift)))
+end
+
+-- shrink rebuilds the line once it holds a sixteenth of what it held at
+-- its largest: Redis never gives back a sorted set's hash table as it
+-- empties, so a flood pruned from a paused room would keep its memory.
+-- The rebuild copies what is left, which is small by then.
+local function shrink()
+  local n = redis.call('ZCARD', K_QUEUE)
+  local most = tonumber(redis.call('HGET', K_META, 'qmax')) or 0
+  if n > most then
+    redis.call('HSET', K_META, 'qmax', n)
+    return
+  end
+  if most < 8192 or n * 16 >= most then
+    return
+  end
+  local all = redis.call('ZRANGE', K_QUEUE, 0, -1, 'WITHSCORES')
+  redis.call('DEL', K_QUEUE)
+  for i = 1, #all, 2000 do
+    local args = {}
+    for j = i, math.min(i + 1999, #all), 2 do
+      args[#args + 1] = all[j + 1]
+      args[#args + 1] = all[j]
+    end
+    redis.call('ZADD', K_QUEUE, unpack(args))
+  end
+  if #all > 0 then
+    redis.call('PEXPIRE', K_QUEUE, L.dataTTL)
+  end
+  redis.call('HSET', K_META, 'qmax', n)
 end
 
 -- A tick's session is short until used (Store.Admit): a visitor who never
@@ -231,6 +276,7 @@ if left > 0 then
   save(b, L)
 end
 rebase()
+shrink()
 
 bump('expired', expired, L.dataTTL)
 bump('abandoned', abandoned, L.dataTTL)

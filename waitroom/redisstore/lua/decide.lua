@@ -81,7 +81,7 @@ if not t then
     if cap and want > cap then
       want = cap
     end
-    if untilUs >= want or untilUs - now >= ttl - tonumber(ARGV[A_RENEW]) then
+    if (untilUs >= want and not (cap and untilUs > cap)) or (untilUs < want and untilUs - now >= ttl - tonumber(ARGV[A_RENEW])) then
       return {S_ADMITTED, 0, 0, 0, untilUs, F_PLACED, R_NONE, 0, 0}
     end
     redis.call('ZADD', K_ACTIVE, want, ID)
@@ -164,6 +164,12 @@ local function atOnce(ticket, flags)
   end
   local u = admit(ID, now, firstSession(L))
   expiring(L.dataTTL, K_ACTIVE)
+  if L.clients > 0 or L.sessionMax > 0 then
+    -- In use from now, from this network: its first request is this one.
+    if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', now, ARGV[V + 8])) == 1 then
+      expiring(L.dataTTL, K_CLIENTS)
+    end
+  end
   bump('joined', 1, L.dataTTL)
   bump('admitted', 1, L.dataTTL)
   counted(now, 1, L.dataTTL)
