@@ -39,8 +39,12 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzTicketDecode$$' -fuzztime=$(FUZZTIME) ./waitroom/
 	$(GO) test -run='^$$' -fuzz='^FuzzTicketDeserialize$$' -fuzztime=$(FUZZTIME) ./waitroom/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRate$$' -fuzztime=$(FUZZTIME) ./waitroom/
+	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(FUZZTIME) ./waitroom/challenge/
+	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./waitroom/pass/
 	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
+	$(GO) test -run='^$$' -fuzz='^FuzzClientAddr$$' -fuzztime=$(FUZZTIME) ./proxy/
+	$(GO) test -run='^$$' -fuzz='^FuzzHeaderKind$$' -fuzztime=$(FUZZTIME) ./proxy/
 
 # Each run of BenchmarkPath (saturation) and BenchmarkLatency (a steady
 # rate) puts bare proxy and gateway side by side, so the runs alternate;

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 
 	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom/challenge"
 )
 
 // Gate puts requests for a room in front of its line: identify the visitor
@@ -20,7 +22,7 @@ type Gate struct {
 	roomOf     func(r *http.Request, refererPath string) string
 	client     func(r *http.Request) netip.Addr
 	networks   Networks
-	challenges Challenger
+	challenges *challenge.Issuer
 	log        *zap.Logger
 	limits     limitLog
 }
@@ -40,8 +42,9 @@ type GateOptions struct {
 	// Networks sizes the client networks per-client limits apply to.
 	Networks Networks
 	// Challenges issues and checks proofs of work for rooms with
-	// challenge: pow. Nil refuses such rooms' newcomers.
-	Challenges Challenger
+	// challenge: pow (keys derived from the ticket keys). Nil refuses such
+	// rooms' newcomers.
+	Challenges *challenge.Issuer
 	// Log receives new visitors and leaves at debug and info. Nil discards.
 	Log *zap.Logger
 }

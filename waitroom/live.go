@@ -110,6 +110,26 @@ func (lr *liveRoom) measureSpread(now time.Time) {
 	lr.spread.Store(&sp)
 }
 
+// pressure is how many times faster people joined the line than the room
+// let them in over about the last minute, from the history: 1 or less
+// when the line is not growing, 0 before there is a minute to look at.
+func (lr *liveRoom) pressure() float64 {
+	samples := lr.hist.list()
+	if len(samples) < 2 {
+		return 0
+	}
+	last := samples[len(samples)-1]
+	for i := len(samples) - 2; i >= 0; i-- {
+		age := last.At.Sub(samples[i].At)
+		if age < time.Minute {
+			continue
+		}
+		joined := float64(last.Joined-samples[i].Joined) * float64(time.Minute) / float64(age)
+		return joined / float64(max(last.AdmittedPerMinute, 1))
+	}
+	return 0
+}
+
 // rateSpread is the slowest and fastest admission rate (per second) seen
 // over the last spreadWindow, from the history samples.
 type rateSpread struct{ low, high float64 }
@@ -127,6 +147,7 @@ type Sample struct {
 	Waiting           int64     `json:"waiting"`
 	Active            int64     `json:"active"`
 	AdmittedPerMinute int64     `json:"admitted_per_minute"`
+	Joined            int64     `json:"joined"` // every place or session so far, for the line's pressure
 }
 
 // History keeps HistorySpan of samples, one per HistoryStep.
@@ -151,7 +172,8 @@ func (h *history) add(now time.Time, st *Stats) {
 			return
 		}
 	}
-	h.samples[h.next] = Sample{At: now.UTC().Truncate(time.Second), Waiting: st.Waiting, Active: st.Active, AdmittedPerMinute: st.AdmittedLastMinute}
+	h.samples[h.next] = Sample{At: now.UTC().Truncate(time.Second), Waiting: st.Waiting, Active: st.Active,
+		AdmittedPerMinute: st.AdmittedLastMinute, Joined: st.Joined}
 	h.next = (h.next + 1) % len(h.samples)
 	h.n = min(h.n+1, len(h.samples))
 }

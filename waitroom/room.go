@@ -3,6 +3,7 @@ package waitroom
 import (
 	"time"
 
+	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
@@ -52,6 +53,14 @@ type RoomConfig struct {
 	// Challenge is "off" (default) or "pow": a newcomer solves a proof of
 	// work before its ticket is issued (docs/challenge.md).
 	Challenge string `mapstructure:"challenge" yaml:"challenge" json:"challenge"`
+	// ChallengeBits is the work everyone pays, 2^bits hashes expected:
+	// default 14, about half a second on a phone. ChallengeMaxBits caps
+	// it: default 24. ChallengeFree is how many tickets a network may take
+	// ahead of its join_limit pace before each costs it more: one more bit
+	// per doubling. Default 30, a PC-bang at a sale.
+	ChallengeBits    int `mapstructure:"challenge_bits" yaml:"challenge_bits" json:"challenge_bits"`
+	ChallengeMaxBits int `mapstructure:"challenge_max_bits" yaml:"challenge_max_bits" json:"challenge_max_bits"`
+	ChallengeFree    int `mapstructure:"challenge_free" yaml:"challenge_free" json:"challenge_free"`
 	// SessionClients is how many distinct client networks may use one
 	// admitted session; a further one waits at the back as a new visitor,
 	// and the owner is not disturbed. Default 3 (a phone that moves from
@@ -76,9 +85,12 @@ func DefaultRoom() RoomConfig {
 		StatusCode:   200,
 		Mode:         string(ModeFIFO),
 
-		JoinLimit:      "300/m",
-		Challenge:      ChallengeOff,
-		SessionClients: 3,
+		JoinLimit:        "300/m",
+		Challenge:        ChallengeOff,
+		ChallengeBits:    challenge.DefaultPolicy().Base,
+		ChallengeMaxBits: challenge.DefaultPolicy().Max,
+		ChallengeFree:    30,
+		SessionClients:   3,
 	}
 }
 
@@ -103,9 +115,9 @@ type Room struct {
 	RefreshMax time.Duration // the longest poll interval far back in line
 	Title      string
 	Message    string // the notice on the waiting page (page.message)
-	// Challenge is true when newcomers must solve a proof of work first;
-	// Identity checks the site's signed accounts (nil: off).
-	Challenge bool
+	// Challenge says what proof of work newcomers must do first (nil:
+	// none); Identity checks the site's signed accounts (nil: off).
+	Challenge *challenge.Policy
 	Identity  *Identity
 }
 
@@ -173,7 +185,13 @@ func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
 	switch c.Challenge {
 	case ChallengeOff:
 	case ChallengePoW:
-		r.Challenge = true
+		policy := challenge.DefaultPolicy()
+		policy.Base, policy.Max, policy.Free = c.ChallengeBits, c.ChallengeMaxBits, c.ChallengeFree
+		p.Nest("", policy.Validate())
+		if quota.IsUnlimited() {
+			p.Add("challenge", "needs a join_limit: the work grows with a network's tickets ahead of its pace, got join_limit %q", c.JoinLimit)
+		}
+		r.Challenge = &policy
 	default:
 		p.Add("challenge", "must be %q or %q, got %q", ChallengeOff, ChallengePoW, c.Challenge)
 	}

@@ -56,7 +56,7 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	}
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
-	if room.Challenge && !p.Valid && join == JoinTicket {
+	if room.Challenge != nil && !p.Valid && join == JoinTicket {
 		return g.challenged(w, r, vt, lim, now)
 	}
 	return g.settle(w, r, vt, lim, join, now)
@@ -85,7 +85,7 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 		}
 		vt.p = Presented{Cookie: vt.p.Cookie}
 		vt.v = g.visitor(name, vt.p, now, id, vt.v.Network)
-		if vt.lr.room().Challenge && join == JoinTicket {
+		if vt.lr.room().Challenge != nil && join == JoinTicket {
 			return g.challenged(w, r, vt, lim, now)
 		}
 		if d, err = g.decide(r.Context(), name, lim, vt.v, join, now); err != nil {

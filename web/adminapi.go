@@ -31,6 +31,22 @@ type RoomView struct {
 	Title      string        `json:"title,omitempty"`
 	Message    string        `json:"message"` // the notice the waiting page shows now
 	Schedule   *ScheduleView `json:"schedule,omitempty"`
+	Guards     GuardsView    `json:"guards"`
+}
+
+// GuardsView is what stands between a newcomer and a place, as configured,
+// and what it turned away so far on every instance.
+type GuardsView struct {
+	JoinLimit      string `json:"join_limit"` // new tickets per client network, "300/m" or "unlimited"
+	MaxWaiting     int64  `json:"max_waiting"`
+	Challenge      string `json:"challenge"`                // "off" or "pow"
+	ChallengeBits  int    `json:"challenge_bits,omitempty"` // the base work, 2^bits hashes
+	Identity       string `json:"identity"`                 // "off", "optional" or "required"
+	SessionClients int    `json:"session_clients"`
+	SessionMax     int64  `json:"session_max_seconds"`
+	Issued         int64  `json:"tickets_issued"`
+	Limited        int64  `json:"refused_quota"`
+	Full           int64  `json:"refused_full"`
 }
 
 // ScheduleView is a scheduled sale: its times, where it stands, and the
@@ -100,7 +116,25 @@ func (a *admin) view(name string) RoomView {
 		s := int64(info.BackETA / time.Second)
 		v.BackETA = &s
 	}
+	v.Guards = guards(info.Room, st)
 	return v
+}
+
+func guards(room waitroom.Room, st waitroom.Stats) GuardsView {
+	lim := room.Limits
+	g := GuardsView{JoinLimit: lim.JoinLimit.String(), MaxWaiting: lim.MaxWaiting, Challenge: waitroom.ChallengeOff,
+		Identity: "off", SessionClients: lim.SessionClients, SessionMax: int64(lim.SessionMax / time.Second),
+		Issued: st.Issued, Limited: st.Limited, Full: st.Full}
+	if room.Challenge != nil {
+		g.Challenge, g.ChallengeBits = waitroom.ChallengePoW, room.Challenge.Base
+	}
+	switch {
+	case room.Identity.Required():
+		g.Identity = "required"
+	case room.Identity != nil:
+		g.Identity = "optional"
+	}
+	return g
 }
 
 func (a *admin) listRooms(w http.ResponseWriter, r *http.Request) {

@@ -160,6 +160,7 @@ type waitingView struct {
 	T                          map[string]string
 	CSS                        template.CSS
 	JS                         template.JS
+	Solver                     template.JS // challenge.js, on a challenge answer only
 	Data                       template.JS // clientData as JSON, safe inside <script>
 	Message                    string
 }
@@ -175,6 +176,8 @@ type clientData struct {
 	Position int64  `json:"position"`
 	Ticket   int64  `json:"ticket,omitempty"`
 	Next     string `json:"next,omitempty"`
+	// Challenge is the work the page does before it has a ticket.
+	Challenge *ChallengeBody `json:"challenge,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
 }
@@ -240,6 +243,9 @@ func (p *Pages) view(lang string, v View) waitingView {
 		CSS:         p.css, JS: p.js,
 		Message: v.Message,
 	}
+	if v.Challenge != nil && state == string(waitroom.AnswerChallenge) {
+		vw.Solver = p.solver
+	}
 	if vw.ShowLine {
 		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title
 	}
@@ -264,7 +270,7 @@ func (vw *waitingView) navigation(v View) {
 	}
 	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
-		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next,
+		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next, Challenge: v.Challenge,
 	})
 }
 

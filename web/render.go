@@ -25,6 +25,9 @@ type Pages struct {
 	tmpl *template.Template
 	css  template.CSS
 	js   template.JS
+	// solver is challenge.js, the proof of work a room with challenge: pow
+	// asks of a newcomer; only a challenge answer carries it.
+	solver template.JS
 
 	// One policy per kind of answer, so error pages allow no script at all.
 	cspWaiting, cspError string
@@ -46,6 +49,10 @@ func New() (*Pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading script: %w", err)
 	}
+	solver, err := fs.ReadFile(files, "static/challenge.js")
+	if err != nil {
+		return nil, fmt.Errorf("reading the challenge solver: %w", err)
+	}
 	tmpl, err := template.ParseFS(files, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates: %w", err)
@@ -53,11 +60,12 @@ func New() (*Pages, error) {
 	// Inline rather than served as files: the page then needs no route of its
 	// own in front of the site, and a waiting visitor makes one request, not
 	// three. The hashes pin the exact bytes, so nothing else may run.
-	styleSrc, scriptSrc := hashSource(css), hashSource(js)
+	styleSrc, scriptSrc := hashSource(css), hashSource(js)+" "+hashSource(solver)
 	return &Pages{
-		tmpl: tmpl,
-		css:  template.CSS(css),
-		js:   template.JS(js),
+		tmpl:   tmpl,
+		css:    template.CSS(css),
+		js:     template.JS(js),
+		solver: template.JS(solver),
 		cspWaiting: "default-src 'none'; script-src " + scriptSrc + "; style-src " + styleSrc +
 			"; img-src data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
 		cspError: "default-src 'none'; style-src " + styleSrc +

@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -42,9 +43,19 @@ func (a *App) build(s *Settings) (*generation, error) {
 	if g.pages, err = web.New(); err != nil {
 		return nil, err
 	}
+	// Challenges are signed with keys derived from the ticket keys, so
+	// every instance checks what any issued and a key rotation carries them.
+	derived := make([][]byte, len(keys))
+	for i, k := range keys {
+		derived[i] = challenge.DeriveKey(k.Hash, "challenge")
+	}
+	challenges, err := challenge.New(derived...)
+	if err != nil {
+		return nil, fmt.Errorf("building challenge keys: %w", err)
+	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.roomOf, Client: proxy.Client, Networks: s.networks, Log: a.log.Named("gate"),
+		RoomOf: g.roomOf, Client: proxy.Client, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
 	})
 	if err := g.buildUpstreams(a); err != nil {
 		return nil, err

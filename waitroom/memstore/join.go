@@ -38,8 +38,16 @@ func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wa
 		r.totals.Full++
 		return waitroom.Decision{Refusal: waitroom.RefusedFull}
 	}
-	_, _, recent := r.charge(now, lim, v.Network, false)
-	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}
+	within, _, recent := r.charge(now, lim, v.Network, false)
+	t := r.next(lim)
+	if !within {
+		// Past its network's quota: the challenge is harder, and its
+		// number counts in nobody's position while it is worked on (a
+		// flood of unsolved challenges must not push everyone back);
+		// solved, it is still placed at its number, on the challenge's word.
+		r.win.use(t)
+	}
+	return waitroom.Decision{Ticket: t, Recent: recent}
 }
 
 // next is the next ticket number; a pre-queue's are marked for its draw.
@@ -64,7 +72,10 @@ func (r *room) next(lim waitroom.Limits) int64 {
 func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
 	t := v.Ticket
 	young := now.Sub(v.Issued) <= lim.PlacementWindow()
-	if !young || t > r.seq || !r.win.placeable(t) {
+	// A solved challenge is single use by its own mark (spent), so its
+	// number may have been counted as used already (see number).
+	solved := v.Challenge != "" && t > r.win.floor
+	if !young || t > r.seq || (!r.win.placeable(t) && !solved) {
 		return waitroom.Decision{}, false
 	}
 	if v.Challenge != "" {
@@ -127,11 +138,12 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (
 }
 
 // charge counts a new ticket against the network's quota, a GCRA: each
-// ticket moves the network's time on by Per/N, and a ticket is allowed
-// while that time runs less than N-1 intervals ahead of now (N at once,
-// then one per interval). It reports whether the ticket is allowed (always,
-// unless refuse), when it would be, and how many intervals the network is
-// ahead: its recent tickets. A refused ticket moves nothing.
+// ticket moves the network's time on by Per/N, and a ticket is within the
+// quota while that time runs less than N-1 intervals ahead of now (N at
+// once, then one per interval). It reports whether the ticket is within
+// it, when it would be, and how many intervals the network is ahead: its
+// recent tickets. With refuse a ticket past the quota is refused and moves
+// nothing; without, it is counted all the same.
 func (r *room) charge(now time.Time, lim waitroom.Limits, network string, refuse bool) (bool, time.Duration, int64) {
 	if lim.JoinLimit.IsUnlimited() || network == "" {
 		return true, 0, 0
@@ -142,12 +154,13 @@ func (r *room) charge(now time.Time, lim waitroom.Limits, network string, refuse
 		tat = now
 	}
 	slack := every * time.Duration(lim.JoinLimit.N-1)
-	if ahead := tat.Sub(now); refuse && ahead > slack {
+	ahead := tat.Sub(now)
+	if refuse && ahead > slack {
 		return false, ahead - slack, int64((ahead + every - 1) / every)
 	}
 	tat = tat.Add(every)
 	r.quota[network] = tat
-	return true, 0, int64((tat.Sub(now) + every - 1) / every)
+	return ahead <= slack, 0, int64((tat.Sub(now) + every - 1) / every)
 }
 
 // pruneMarks moves the placement window on and drops quota times and

@@ -144,6 +144,11 @@
     setText(f['eta-note'], mode === 'paused' ? 'none while paused' : mode === 'reject' ? 'room closed' : 'estimated');
     setText(f.totals, ['joined', 'admitted', 'released', 'expired', 'abandoned']
       .map((k) => k[0].toUpperCase() + k.slice(1) + ' ' + num(t[k])).join(' · '));
+    const g = r.guards || {};
+    setText(f.guards, 'Join limit ' + (g.join_limit || '—') + ' per network · challenge ' +
+      (g.challenge === 'pow' ? g.challenge_bits + ' bits' : 'off') + ' · identity ' + (g.identity || 'off') +
+      ' · tickets issued ' + num(g.tickets_issued) +
+      ' · turned away ' + num((g.refused_quota || 0) + (g.refused_full || 0)));
     setText(f['override-note'], overrideNote(r.override));
     const btn = c.el.querySelector('[data-act="mode"]'), paused = mode === 'paused';
     setText(btn, paused ? 'Resume admissions' : 'Pause admissions');

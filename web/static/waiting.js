@@ -101,6 +101,31 @@
     else location.reload();
   }
 
+  // A room with a challenge: the page does the work (challenge.js), then
+  // asks again with the answer, which hands it its ticket, and reloads to
+  // show its place, or the site when there is room. A refused answer comes
+  // back with a fresh challenge, which it solves in turn.
+  function solve(c) {
+    if (typeof window.waitroomSolve !== 'function' || !window.fetch) return;
+    window.waitroomSolve(c.prefix, c.bits, function (done, expected) {
+      set('wr-announce', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
+      set('wr-lead', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
+    }).then(function (nonce) {
+      return fetch(location.href, {
+        headers: { Accept: 'application/json', 'Waitroom-Challenge': c.prefix + ':' + nonce },
+        credentials: 'same-origin',
+        cache: 'no-store'
+      });
+    }).then(function (r) {
+      return r.json().catch(function () { return null; });
+    }).then(function (d) {
+      if (d && d.state === 'challenge' && d.challenge) return solve(d.challenge);
+      location.reload();
+    }).catch(function () {
+      setTimeout(function () { location.reload(); }, base * 1000);
+    });
+  }
+
   function wait(s) {
     clearTimeout(timer);
     due = Date.now() + s * 1000;
@@ -140,6 +165,7 @@
 
   stamp(new Date($('wr-updated').getAttribute('datetime')));
   if (cfg.state === 'admitted') return go(cfg.next);
+  if (cfg.state === 'challenge' && cfg.challenge) return solve(cfg.challenge);
   if (!window.fetch || !local(cfg.status)) {
     setTimeout(function () { location.reload(); }, base * 1000);
     return;

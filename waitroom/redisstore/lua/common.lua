@@ -145,9 +145,10 @@ end
 -- GCRA: each ticket moves the network's time on by joinPer/joinN, and a
 -- ticket is allowed while that time runs less than joinN-1 intervals
 -- ahead of now (joinN at once, then one per interval). It returns whether
--- the ticket is allowed (always, unless refuse), how long until it would
--- be, and the network's recent tickets. A refused ticket moves nothing;
--- the key lives as long as the network's time runs ahead.
+-- the ticket is within the quota, how long until it would be, and the
+-- network's recent tickets. With refuse, a ticket past the quota is
+-- refused and moves nothing; without, it is counted all the same. The key
+-- lives as long as the network's time runs ahead.
 local function charge(now, net, refuse, L)
   if L.joinN <= 0 or net == '' then
     return true, 0, 0
@@ -158,12 +159,12 @@ local function charge(now, net, refuse, L)
     tat = now
   end
   local ahead, slack = tat - now, every * (L.joinN - 1)
-  if refuse and ahead > slack then
+  if ahead > slack and refuse then
     return false, math.ceil(ahead - slack), math.ceil(ahead / every)
   end
   tat = tat + every
   redis.call('SET', K_QUOTA, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)
-  return true, 0, math.ceil((tat - now) / every)
+  return ahead <= slack, 0, math.ceil((tat - now) / every)
 end
 
 -- drop takes a visitor out of line. Its K_SEEN entry is cleared only where

@@ -224,9 +224,12 @@ if TICKET > 0 and TICKET < seed then
 elseif TICKET > 0 and not PLACED then
   -- A ticket handed out earlier, brought back: it takes its place at its
   -- number, once, while it is young (the placement window in common.lua).
+  -- A solved challenge is single use by its own mark (K_SPENT), so its
+  -- number may have been counted as used already (see J_NUMBER below).
   local young = tonumber(ARGV[V + 6]) >= now - L.placeWithin
-  if young and placeable(TICKET, floor, pbase) then
-    if ARGV[V + 9] ~= '' and not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
+  local solved = ARGV[V + 9] ~= ''
+  if young and (placeable(TICKET, floor, pbase) or (solved and TICKET > floor)) then
+    if solved and not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
       return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
     end
     use(TICKET, pbase, L)
@@ -246,7 +249,7 @@ if L.maxWaiting > 0 and redis.call('ZCARD', K_QUEUE) >= L.maxWaiting then
   return reply(S_NONE, 0, 0, 0, 0, 0, R_FULL)
 end
 local ok, retry, recent = charge(now, ARGV[V + 8], JOIN == J_TICKET, L)
-if not ok then
+if not ok and JOIN == J_TICKET then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
 end
@@ -257,6 +260,13 @@ if L.prequeue then
   redis.call('HSET', K_META, 'preq_max', ticket)
 end
 if JOIN == J_NUMBER then
+  if not ok then
+    -- Past its network's quota: the challenge is harder, and its number
+    -- counts in nobody's position while it is worked on (a flood of
+    -- unsolved challenges must not push everyone back); solved, it is
+    -- still placed at its number, on the challenge's word.
+    use(ticket, pbase, L)
+  end
   return reply(S_NONE, ticket, 0, 0, 0, 0, R_NONE, 0, recent)
 end
 local inside = atOnce(ticket, 0)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/waitroom/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+)
+
+// challengeRoom asks newcomers for a little work (8 bits, fast in a test),
+// one more bit per doubling past 2 tickets ahead of a 5/m pace.
+const challengeRoom = "    max_active: 0\n    tick: 50ms\n    challenge: pow\n    challenge_bits: 8\n" +
+	"    challenge_free: 2\n    join_limit: 5/m\n    page: { refresh: 1s }"
+
+// challengeOf reads a challenge answer's work.
+func challengeOf(t *testing.T, r reply) (string, int) {
+	t.Helper()
+	c, _ := r.json["challenge"].(map[string]any)
+	prefix, _ := c["prefix"].(string)
+	bits, _ := c["bits"].(float64)
+	if r.state() != "challenge" || prefix == "" {
+		t.Fatalf("want a challenge, got %d %v", r.status, r.json)
+	}
+	return prefix, int(bits)
+}
+
+// A client that does not do the work never gets a place, however often it
+// asks, and its network's work grows; a client that solves as
+// docs/challenge.md says gets its ticket and its place in arrival order.
+func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
+	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
+		_, site := newUpstream(t)
+		app, base := startGateway(t, trustedConfig(site.URL, challengeRoom, addr))
+
+		// Solved first, arrived first: it keeps the number it was given.
+		early := newVisitor(t, base)
+		prefix, bits := challengeOf(t, early.from("198.51.100.1", http.MethodGet, "/events/1"))
+
+		lazy := newVisitor(t, base)
+		var last int
+		for i := range 12 {
+			r := lazy.from("203.0.113.7", http.MethodGet, "/events/1")
+			_, b := challengeOf(t, r)
+			if r.header.Get("Set-Cookie") != "" || lazy.cookieValue("concert") != "" {
+				t.Fatalf("request %d without the work got a ticket", i)
+			}
+			last = b
+		}
+		if last <= bits {
+			t.Fatalf("a network that keeps asking: %d bits after 12 challenges, want more than the base %d", last, bits)
+		}
+		// A made-up or copied answer buys nothing either.
+		if r := lazy.from("203.0.113.7", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+challenge.Solve(prefix, bits)); r.state() != "challenge" {
+			t.Fatalf("another network's solution: %v", r.json)
+		}
+
+		nonce := challenge.Solve(prefix, bits)
+		r := early.from("198.51.100.1", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+nonce)
+		if r.state() != "waiting" || r.position() != 1 || early.cookieValue("concert") == "" {
+			t.Fatalf("the solver: %d %v", r.status, r.json)
+		}
+		if r := early.from("198.51.100.1", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+nonce); r.state() != "waiting" || r.position() != 1 {
+			t.Fatalf("the solver again, with its ticket: %v", r.json)
+		}
+		replay := newVisitor(t, base)
+		if r := replay.from("198.51.100.1", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+nonce); r.state() != "challenge" {
+			t.Fatalf("the same solution from another browser: %v, want a fresh challenge", r.json)
+		}
+		waitFor(t, 2*time.Second, func() bool {
+			_, m, _ := newAdmin(t, app).do("GET", "/admin/api/rooms/concert", "")
+			return num(m, "waiting") == 1
+		})
+	})
+}
+
+// Real Chromium joins a room with a challenge without a click: the page
+// does the work, gets its ticket and shows its place.
+func TestBrowser_ChallengeWithoutAClick(t *testing.T) {
+	browser := startChromium(t)
+	_, srv := newSite(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 100ms\n    challenge: pow\n    challenge_bits: 12\n    page: { refresh: 1s }"))
+	tab := newBrowserVisitor(t, browser)
+	brDo(t, tab, "open the room", chromedp.Navigate(base+"/events/show?seat=A1"))
+	brWaitJS(t, tab, "a place in line after the browser's check",
+		`document.getElementById('wr-main').dataset.state === 'waiting' && document.getElementById('wr-pos').textContent === '1'`)
+	if id := browserVisitorID(t, tab, base, "concert"); id == "" {
+		t.Fatal("no ticket after the check")
+	}
+}
