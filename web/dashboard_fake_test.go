@@ -28,6 +28,7 @@ type fakeRoom struct {
 	Totals             map[string]int `json:"totals"`
 	ETABackSeconds     *int           `json:"eta_back_seconds"`
 	StoreUp            bool           `json:"store_up"`
+	Guards             map[string]any `json:"guards"`
 }
 
 type fakeLimits struct {
@@ -65,6 +66,8 @@ func newFakeAdmin(token string) *fakeAdmin {
 		Effective:  fakeLimits{MaxActive: 500, AdmitRate: "300/m"},
 		Waiting:    12345, Active: 480, AdmittedLastMinute: 297, ETABackSeconds: &eta, StoreUp: true,
 		Totals: map[string]int{"joined": 19020, "admitted": 6675, "released": 5731, "expired": 318, "abandoned": 146},
+		Guards: map[string]any{"join_limit": "300/m", "challenge": "pow", "challenge_bits": 14, "identity": "optional",
+			"tickets_issued": 24113, "refused_quota": 1877, "refused_full": 0},
 	}, {
 		Name: "festival", Title: "Jazz Festival · Day 1", Mode: "paused",
 		Configured: fakeLimits{MaxActive: 300, AdmitRate: "120/m", Mode: "fifo"},
@@ -72,6 +75,8 @@ func newFakeAdmin(token string) *fakeAdmin {
 		Effective:  fakeLimits{MaxActive: 300, AdmitRate: "120/m"},
 		Waiting:    2140, Active: 152, StoreUp: true,
 		Totals: map[string]int{"joined": 3912, "admitted": 1772, "released": 1490, "expired": 84, "abandoned": 46},
+		Guards: map[string]any{"join_limit": "300/m", "challenge": "off", "identity": "off",
+			"tickets_issued": 4105, "refused_quota": 12, "refused_full": 0},
 	}}}
 }
 
