@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/waitroom/waitroom/waitroom/conf"
+
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -43,35 +45,6 @@ type BypassHeader struct {
 // lists (and take them from the environment).
 func DefaultBypass() BypassConfig { return BypassConfig{Paths: []string{}, CIDRs: []string{}} }
 
-// Validate reports every problem of the section, with keys relative to it.
-// The secret's value never appears in a message.
-func (c BypassConfig) Validate() error {
-	var p problems
-	for i, path := range c.Paths {
-		if rule := checkPrefix(path); rule != "" {
-			p.add(fmt.Sprintf("paths[%d]", i), "%s", rule)
-		}
-	}
-	for i, cidr := range c.CIDRs {
-		if _, err := ParsePrefix(cidr); err != nil {
-			p.add(fmt.Sprintf("cidrs[%d]", i), "%v", err)
-		}
-	}
-	h := c.Header
-	switch {
-	case h.Name == "" && h.Secret != "":
-		p.add("header.name", "required when header.secret is set, got %q", h.Name)
-	case h.Name != "" && h.Secret == "":
-		p.add("header.secret", "required when header.name is set, got none")
-	case h.Name != "" && !isToken(h.Name):
-		p.add("header.name", "must be an HTTP header name (letters, digits and \"-\"), got %q", h.Name)
-	}
-	if h.Secret != "" && len(h.Secret) < minSecretLen {
-		p.add("header.secret", "must be at least %d bytes, got %d bytes", minSecretLen, len(h.Secret))
-	}
-	return p.err()
-}
-
 // Bypass decides whether a request skips the waiting room. It is immutable
 // once built and safe for concurrent use. A nil *Bypass bypasses nothing.
 type Bypass struct {
@@ -81,22 +54,43 @@ type Bypass struct {
 	secret   [32]byte // SHA-256 of the secret
 }
 
-// NewBypass validates cfg and prepares it for Match.
-func NewBypass(cfg BypassConfig) (*Bypass, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("building bypass: %w", err)
-	}
+// Build checks the section and prepares it for Match; the error lists
+// every problem, with keys relative to the section. The secret's value
+// never appears in a message.
+func (c BypassConfig) Build() (*Bypass, error) {
+	var p conf.Problems
 	b := &Bypass{}
-	for _, p := range cfg.Paths {
-		b.paths = append(b.paths, lowerASCII(p))
+	for i, path := range c.Paths {
+		if rule := checkPrefix(path); rule != "" {
+			p.Add(fmt.Sprintf("paths[%d]", i), "%s", rule)
+		}
+		b.paths = append(b.paths, lowerASCII(path))
 	}
-	for _, c := range cfg.CIDRs {
-		pfx, _ := ParsePrefix(c) // checked by Validate
+	for i, cidr := range c.CIDRs {
+		pfx, err := ParsePrefix(cidr)
+		if err != nil {
+			p.Add(fmt.Sprintf("cidrs[%d]", i), "%v", err)
+		}
 		b.prefixes = append(b.prefixes, pfx)
 	}
-	if cfg.Header.Name != "" {
-		b.header = http.CanonicalHeaderKey(cfg.Header.Name)
-		b.secret = sha256.Sum256([]byte(cfg.Header.Secret))
+	h := c.Header
+	switch {
+	case h.Name == "" && h.Secret != "":
+		p.Add("header.name", "required when header.secret is set, got %q", h.Name)
+	case h.Name != "" && h.Secret == "":
+		p.Add("header.secret", "required when header.name is set, got none")
+	case h.Name != "" && !isToken(h.Name):
+		p.Add("header.name", "must be an HTTP header name (letters, digits and \"-\"), got %q", h.Name)
+	}
+	if h.Secret != "" && len(h.Secret) < minSecretLen {
+		p.Add("header.secret", "must be at least %d bytes, got %d bytes", minSecretLen, len(h.Secret))
+	}
+	if h.Name != "" {
+		b.header = http.CanonicalHeaderKey(h.Name)
+		b.secret = sha256.Sum256([]byte(h.Secret))
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

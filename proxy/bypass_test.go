@@ -10,11 +10,11 @@ const testSecret = "s3cr3t-0123456789abcdef"
 
 func TestBypass_Match(t *testing.T) {
 	t.Parallel()
-	b, err := NewBypass(BypassConfig{
+	b, err := BypassConfig{
 		Paths:  []string{"/static/", "/favicon.ico", "/Healthz"},
 		CIDRs:  []string{"10.0.0.0/8", "192.0.2.7", "2001:db8::/32"},
 		Header: BypassHeader{Name: "x-waitroom-bypass", Secret: testSecret},
-	})
+	}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestBypass_Match(t *testing.T) {
 
 func TestBypass_EmptyAndNilBypassNothing(t *testing.T) {
 	t.Parallel()
-	empty, err := NewBypass(DefaultBypass())
+	empty, err := DefaultBypass().Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,15 +87,15 @@ func TestBypass_EmptyAndNilBypassNothing(t *testing.T) {
 
 func TestNewBypass_RefusesInvalid(t *testing.T) {
 	t.Parallel()
-	_, err := NewBypass(BypassConfig{Header: BypassHeader{Name: "X-Bypass", Secret: "short"}})
-	if err == nil || err.Error() != "building bypass: header.secret: must be at least 16 bytes, got 5 bytes" {
+	_, err := BypassConfig{Header: BypassHeader{Name: "X-Bypass", Secret: "short"}}.Build()
+	if err == nil || err.Error() != "header.secret: must be at least 16 bytes, got 5 bytes" {
 		t.Errorf("got %v", err)
 	}
 }
 
 func TestBypass_PathsMatchWholeSegments(t *testing.T) {
 	t.Parallel()
-	b, err := NewBypass(BypassConfig{Paths: []string{"/healthz", "/static/", "/favicon.ico"}})
+	b, err := BypassConfig{Paths: []string{"/healthz", "/static/", "/favicon.ico"}}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}

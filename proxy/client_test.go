@@ -172,7 +172,7 @@ func TestClient_ContextOrPeer(t *testing.T) {
 // never one an untrusted peer claims to forward for.
 func TestBypass_MatchesClientFromContext(t *testing.T) {
 	t.Parallel()
-	b, err := NewBypass(BypassConfig{CIDRs: []string{"198.51.100.0/24"}})
+	b, err := BypassConfig{CIDRs: []string{"198.51.100.0/24"}}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 // blaming the upstream with a 502.
 const StatusClientClosedRequest = 499
 
-// StatusOf maps an error from forwarding a request to the status to answer:
+// statusOf maps an error from forwarding a request to the status to answer:
 // 499 when ctx (the inbound request's) was canceled, 504 for a timeout, 502
 // for anything else.
-func StatusOf(ctx context.Context, err error) int {
+func statusOf(ctx context.Context, err error) int {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return StatusClientClosedRequest
 	}
@@ -41,7 +41,7 @@ func (u *Upstream) handleError(w http.ResponseWriter, out *http.Request, err err
 	if rec, ok := w.(*recorder); ok {
 		in, hijacked = rec.in, rec.hijacked
 	}
-	status := StatusOf(in.Context(), err)
+	status := statusOf(in.Context(), err)
 	if status == StatusClientClosedRequest {
 		if ce := u.log.Check(zap.DebugLevel, "client went away before the upstream answered"); ce != nil {
 			ce.Write(zap.Int(fieldStatus, status), zap.Error(err))

@@ -179,7 +179,7 @@ func TestStatusOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := StatusOf(tt.ctx, tt.err); got != tt.want {
+			if got := statusOf(tt.ctx, tt.err); got != tt.want {
 				t.Errorf("StatusOf = %d, want %d", got, tt.want)
 			}
 		})

@@ -41,7 +41,11 @@ func newUpstream(tb testing.TB, name, url string, opt Options) *Upstream {
 
 func newUpstreamCfg(tb testing.TB, name string, cfg UpstreamConfig, opt Options) *Upstream {
 	tb.Helper()
-	u, err := NewUpstream(name, cfg, opt)
+	settings, err := cfg.Build()
+	if err != nil {
+		tb.Fatalf("UpstreamConfig.Build: %v", err)
+	}
+	u, err := NewUpstream(name, settings, opt)
 	if err != nil {
 		tb.Fatalf("NewUpstream: %v", err)
 	}

@@ -1,14 +1,18 @@
 package proxy
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
+)
 
 // hostBypasses finds rooms that only a Host header guards. The upstream
 // cannot see which Host a visitor sent (SetURL replaces it with the
 // upstream's own), so a room route bound to tickets.example.com beside a
 // host-less route to the same upstream is open to anyone who sends another
 // Host: the request for the very same path goes through the host-less route.
-func hostBypasses(routes []RouteConfig) problems {
-	var p problems
+func hostBypasses(routes []RouteConfig) error {
+	var p conf.Problems
 	var anyHost []RouteConfig
 	var at []int // at[k] is anyHost[k]'s position in routes
 	for i, rc := range routes {
@@ -19,10 +23,7 @@ func hostBypasses(routes []RouteConfig) problems {
 	if len(anyHost) == 0 {
 		return nil
 	}
-	rt, err := NewRouter(anyHost)
-	if err != nil {
-		return nil // the routes' own problems are reported elsewhere
-	}
+	rt := newRouter(anyHost) // checked by routeProblems already
 	for i, rc := range routes {
 		if rc.Host == "" || rc.Room == "" {
 			continue
@@ -40,12 +41,12 @@ func hostBypasses(routes []RouteConfig) problems {
 			if !ok || m.Upstream != rc.Upstream || m.Room == rc.Room {
 				continue
 			}
-			p.add(fmt.Sprintf("routes[%d]", i),
+			p.Add(fmt.Sprintf("routes[%d]", i),
 				"room %q guards host %q only, but %s with any other Host header reaches upstream %q through routes[%d] without it; "+
 					"add a route without a host for %q with room %q, or send the other hosts to another upstream",
 				rc.Room, rc.Host, path, rc.Upstream, at[m.Index], rc.Path, rc.Room)
 			break
 		}
 	}
-	return p
+	return p.Err()
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestValidateRoutes_HostOnlyRoomIsRefused(t *testing.T) {
+func TestBuildRouter_HostOnlyRoomIsRefused(t *testing.T) {
 	t.Parallel()
 	ups, rooms := map[string]bool{"shop": true, "other": true}, map[string]bool{"concert": true}
 	cases := []struct {
@@ -31,7 +31,7 @@ func TestValidateRoutes_HostOnlyRoomIsRefused(t *testing.T) {
 			{Host: "tickets.example.com", Path: "/", Upstream: "shop", Room: "concert"}}, ""},
 	}
 	for _, c := range cases {
-		err := ValidateRoutes(c.routes, ups, rooms)
+		err := routesErr(c.routes, ups, rooms)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.name, err)

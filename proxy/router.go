@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/waitroom/waitroom/waitroom/conf"
+
 	"cmp"
 	"fmt"
 	"net/netip"
@@ -25,62 +27,61 @@ type RouteConfig struct {
 	Room string `mapstructure:"room" yaml:"room" json:"room"`
 }
 
-// DefaultRoute returns the defaults a route starts from: every host,
-// every path.
-func DefaultRoute() RouteConfig { return RouteConfig{Path: "/"} }
-
 // Validate reports every problem of the route that it can see alone, with
 // keys relative to the route. Whether Upstream and Room exist is checked by
 // ValidateRoutes.
 func (c RouteConfig) Validate() error {
-	var p problems
+	var p conf.Problems
 	if rule := checkHost(c.Host); rule != "" {
-		p.add("host", "%s", rule)
+		p.Add("host", "%s", rule)
 	}
 	if rule := checkPrefix(c.Path); rule != "" {
-		p.add("path", "%s", rule)
+		p.Add("path", "%s", rule)
 	}
 	if c.Upstream == "" {
-		p.add("upstream", "required, got %q", c.Upstream)
+		p.Add("upstream", "required, got %q", c.Upstream)
 	}
-	return p.err()
+	return p.Err()
 }
 
-// ValidateRoutes checks the whole `routes:` list: each route, the upstream
-// and room names against the configured sets, routes that repeat a
-// (host, path) pair, and rooms that a different Host header walks around
-// (see hostBypasses). Keys are "routes[2].upstream" and the like. Whether an
-// empty list is acceptable is the caller's call.
-func ValidateRoutes(routes []RouteConfig, upstreams, rooms map[string]bool) error {
-	p := routeProblems(routes, upstreams, rooms)
-	if len(p) == 0 {
-		p = hostBypasses(routes)
+// BuildRouter checks the whole `routes:` list and builds its router: each
+// route, the upstream and room names against the configured sets, routes
+// that repeat a (host, path) pair, and rooms that a different Host header
+// walks around (see hostBypasses). Keys are "routes[2].upstream" and the
+// like; the router is nil when there is any. Whether an empty list is
+// acceptable is the caller's call.
+func BuildRouter(routes []RouteConfig, upstreams, rooms map[string]bool) (*Router, error) {
+	if err := routeProblems(routes, upstreams, rooms); err != nil {
+		return nil, err
 	}
-	return p.err()
+	if err := hostBypasses(routes); err != nil {
+		return nil, err
+	}
+	return newRouter(routes), nil
 }
 
 // routeProblems skips the name checks for a nil set, which is how NewRouter,
 // knowing neither set, reuses it.
-func routeProblems(routes []RouteConfig, upstreams, rooms map[string]bool) problems {
-	var p problems
+func routeProblems(routes []RouteConfig, upstreams, rooms map[string]bool) error {
+	var p conf.Problems
 	seen := make(map[[2]string]int, len(routes))
 	for i, rc := range routes {
 		key := fmt.Sprintf("routes[%d]", i)
-		p.nest(key+".", rc.Validate())
+		p.Nest(key+".", rc.Validate())
 		if upstreams != nil && rc.Upstream != "" && !upstreams[rc.Upstream] {
-			p.add(key+".upstream", "unknown upstream %q (known: %s)", rc.Upstream, names(upstreams))
+			p.Add(key+".upstream", "unknown upstream %q (known: %s)", rc.Upstream, names(upstreams))
 		}
 		if rooms != nil && rc.Room != "" && !rooms[rc.Room] {
-			p.add(key+".room", "unknown room %q (known: %s)", rc.Room, names(rooms))
+			p.Add(key+".room", "unknown room %q (known: %s)", rc.Room, names(rooms))
 		}
 		pair := [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
 		if j, dup := seen[pair]; dup {
-			p.add(key, "same host and path as routes[%d], got host %q, path %q", j, rc.Host, rc.Path)
+			p.Add(key, "same host and path as routes[%d], got host %q, path %q", j, rc.Host, rc.Path)
 			continue
 		}
 		seen[pair] = i
 	}
-	return p
+	return p.Err()
 }
 
 func names(set map[string]bool) string {
@@ -123,9 +124,14 @@ type Router struct {
 // NewRouter validates routes (not the upstream and room names, which it
 // cannot know) and sorts them for Match.
 func NewRouter(routes []RouteConfig) (*Router, error) {
-	if err := routeProblems(routes, nil, nil).err(); err != nil {
+	if err := routeProblems(routes, nil, nil); err != nil {
 		return nil, fmt.Errorf("building router: %w", err)
 	}
+	return newRouter(routes), nil
+}
+
+// newRouter sorts routes, already checked, for Match.
+func newRouter(routes []RouteConfig) *Router {
 	rt := &Router{routes: make([]Route, len(routes))}
 	for i, rc := range routes {
 		rt.routes[i] = Route{
@@ -142,7 +148,7 @@ func NewRouter(routes []RouteConfig) (*Router, error) {
 		}
 		return cmp.Compare(len(b.Path), len(a.Path))
 	})
-	return rt, nil
+	return rt
 }
 
 // Match returns the route for a request to host (the Host header, port and

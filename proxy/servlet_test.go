@@ -61,7 +61,7 @@ func (s roomSite) serve(tb testing.TB, upstreamURL string) *httptest.Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b, err := NewBypass(s.bypass)
+	b, err := s.bypass.Build()
 	if err != nil {
 		tb.Fatal(err)
 	}

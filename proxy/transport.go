@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/waitroom/waitroom/waitroom/conf"
+
 	"fmt"
 	"net"
 	"net/http"
@@ -39,53 +41,51 @@ func DefaultUpstream() UpstreamConfig {
 	}
 }
 
-// Validate reports every problem of the upstream, with keys relative to it.
-func (c UpstreamConfig) Validate() error {
-	_, err := c.parse()
-	return err
-}
-
-// upstreamSettings is an UpstreamConfig parsed and checked.
-type upstreamSettings struct {
+// UpstreamSettings is an UpstreamConfig parsed and checked, ready for
+// NewUpstream.
+type UpstreamSettings struct {
 	target                  *url.URL
 	timeout, dial, idleConn time.Duration
 	maxIdle                 int
 }
 
-func (c UpstreamConfig) parse() (upstreamSettings, error) {
-	var p problems
-	s := upstreamSettings{maxIdle: c.MaxIdleConnsPerHost}
+// Build parses and checks the upstream; the error lists every problem,
+// with keys relative to it.
+func (c UpstreamConfig) Build() (UpstreamSettings, error) {
+	var p conf.Problems
+	s := UpstreamSettings{maxIdle: c.MaxIdleConnsPerHost}
 	s.target = parseTarget(&p, c.URL)
-	s.timeout = positiveDuration(&p, "timeout", c.Timeout)
-	s.dial = positiveDuration(&p, "dial_timeout", c.DialTimeout)
-	s.idleConn = positiveDuration(&p, "idle_conn_timeout", c.IdleConnTimeout)
+	// Every timeout bounds a wait, and 0 would mean "wait forever" to net/http.
+	s.timeout = p.Duration("timeout", c.Timeout, time.Nanosecond)
+	s.dial = p.Duration("dial_timeout", c.DialTimeout, time.Nanosecond)
+	s.idleConn = p.Duration("idle_conn_timeout", c.IdleConnTimeout, time.Nanosecond)
 	if c.MaxIdleConnsPerHost < 1 {
-		p.add("max_idle_conns_per_host", "must be >= 1, got %d", c.MaxIdleConnsPerHost)
+		p.Add("max_idle_conns_per_host", "must be >= 1, got %d", c.MaxIdleConnsPerHost)
 	}
-	return s, p.err()
+	return s, p.Err()
 }
 
 // parseTarget refuses a path, query or fragment because ProxyRequest.SetURL
 // would join them with the request's, and the upstream must receive exactly
 // the path that was routed; it refuses credentials because SetURL drops them
 // silently.
-func parseTarget(p *problems, raw string) *url.URL {
+func parseTarget(p *conf.Problems, raw string) *url.URL {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
 		shown := raw
 		if err == nil && u.User != nil {
 			shown = u.Redacted() // a password must not land in a log or a chat
 		}
-		p.add("url", "must be an absolute http or https URL, got %q", shown)
+		p.Add("url", "must be an absolute http or https URL, got %q", shown)
 		return nil
 	}
 	switch {
 	case u.User != nil:
-		p.add("url", "must not carry credentials, got %q", u.Redacted())
+		p.Add("url", "must not carry credentials, got %q", u.Redacted())
 	case u.Path != "" && u.Path != "/":
-		p.add("url", "must not have a path (the upstream receives the request path), got %q", raw)
+		p.Add("url", "must not have a path (the upstream receives the request path), got %q", raw)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		p.add("url", "must not have a query or fragment, got %q", raw)
+		p.Add("url", "must not have a query or fragment, got %q", raw)
 	default:
 		return &url.URL{Scheme: u.Scheme, Host: u.Host}
 	}
@@ -95,7 +95,7 @@ func parseTarget(p *problems, raw string) *url.URL {
 // newTransport clones http.DefaultTransport, keeping its proxy-from-env,
 // HTTP/2 and TLS handshake settings, and sets this upstream's limits. The
 // global is never edited: other code in the process shares it.
-func newTransport(s upstreamSettings) (*http.Transport, error) {
+func newTransport(s UpstreamSettings) (*http.Transport, error) {
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, fmt.Errorf("cloning http.DefaultTransport: want *http.Transport, got %T", http.DefaultTransport)
@@ -112,13 +112,9 @@ func newTransport(s upstreamSettings) (*http.Transport, error) {
 	return t, nil
 }
 
-// Transport is the transport an upstream configured as c gets, for tools
-// that must compare against the gateway on equal terms (the benchmarks put
-// a bare httputil.ReverseProxy on it).
-func (c UpstreamConfig) Transport() (*http.Transport, error) {
-	s, err := c.parse()
-	if err != nil {
-		return nil, err
-	}
+// Transport is the transport an upstream built as s gets, for tools that
+// must compare against the gateway on equal terms (the benchmarks put a
+// bare httputil.ReverseProxy on it).
+func (s UpstreamSettings) Transport() (*http.Transport, error) {
 	return newTransport(s)
 }

@@ -66,11 +66,7 @@ type Upstream struct {
 }
 
 // NewUpstream builds the reverse proxy for the upstream called name.
-func NewUpstream(name string, cfg UpstreamConfig, opt Options) (*Upstream, error) {
-	s, err := cfg.parse()
-	if err != nil {
-		return nil, fmt.Errorf("building upstream %q: %w", name, err)
-	}
+func NewUpstream(name string, s UpstreamSettings, opt Options) (*Upstream, error) {
 	tr, err := newTransport(s)
 	if err != nil {
 		return nil, fmt.Errorf("building upstream %q: %w", name, err)

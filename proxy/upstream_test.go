@@ -191,7 +191,7 @@ func TestUpstream_ForwardedHeadersTrustedOnlyFromConfiguredCIDRs(t *testing.T) {
 
 func TestUpstream_DropHeaders(t *testing.T) {
 	t.Parallel()
-	b, err := NewBypass(BypassConfig{Header: BypassHeader{Name: "x-waitroom-bypass", Secret: "0123456789abcdef"}})
+	b, err := BypassConfig{Header: BypassHeader{Name: "x-waitroom-bypass", Secret: "0123456789abcdef"}}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,11 @@ func bareProxy(b *testing.B, upstream string) string {
 	}
 	cfg := proxy.DefaultUpstream()
 	cfg.URL = upstream
-	tr, err := cfg.Transport()
+	settings, err := cfg.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := settings.Transport()
 	if err != nil {
 		b.Fatal(err)
 	}

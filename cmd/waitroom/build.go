@@ -32,6 +32,7 @@ type Settings struct {
 	networks     waitroom.Networks
 	bypass       *proxy.Bypass
 	router       *proxy.Router
+	upstreams    map[string]proxy.UpstreamSettings
 }
 
 // serverSettings is the server section, built.
@@ -70,8 +71,11 @@ func build(c *Config) (*Settings, []string) {
 	if len(c.Upstreams) == 0 {
 		p.Add("upstreams", "at least one upstream is needed")
 	}
+	s.upstreams = make(map[string]proxy.UpstreamSettings, len(c.Upstreams))
 	for _, name := range sortedKeys(c.Upstreams) {
-		p.Nest("upstreams."+name+".", c.Upstreams[name].Validate())
+		up, err := c.Upstreams[name].Build()
+		p.Nest("upstreams."+name+".", err)
+		s.upstreams[name] = up
 	}
 	s.pages = make(map[string]web.Page, len(c.Rooms))
 	for _, name := range sortedKeys(c.Rooms) {
@@ -81,12 +85,11 @@ func build(c *Config) (*Settings, []string) {
 		s.pages[name] = page
 	}
 	s.router = buildRoutes(&p, c)
-	p.Nest("bypass.", c.Bypass.Validate())
+	s.bypass, err = c.Bypass.Build()
+	p.Nest("bypass.", err)
 	if p.Len() > 0 {
 		return nil, conf.Lines("", p.Err())
 	}
-	// Checked above: building cannot fail now.
-	s.bypass, _ = proxy.NewBypass(c.Bypass)
 	return s, nil
 }
 
@@ -101,14 +104,8 @@ func buildRoutes(p *conf.Problems, c *Config) *proxy.Router {
 			c.Routes[i].Path = "/"
 		}
 	}
-	if err := proxy.ValidateRoutes(c.Routes, keySet(c.Upstreams), keySet(c.Rooms)); err != nil {
-		p.Nest("", err)
-		return nil
-	}
-	rt, err := proxy.NewRouter(c.Routes)
-	if err != nil {
-		p.Add("routes", "%v", err)
-	}
+	rt, err := proxy.BuildRouter(c.Routes, keySet(c.Upstreams), keySet(c.Rooms))
+	p.Nest("", err)
 	return rt
 }
 

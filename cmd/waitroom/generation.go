@@ -78,9 +78,9 @@ func (g *generation) buildUpstreams(a *App) error {
 	if h := g.cfg.bypass.HeaderName(); h != "" {
 		drop = append(drop, h) // the bypass secret is for waitroom, not the site
 	}
-	g.upstreams = make(map[string]*proxy.Upstream, len(g.cfg.Upstreams))
-	for name, uc := range g.cfg.Upstreams {
-		up, err := proxy.NewUpstream(name, uc, proxy.Options{
+	g.upstreams = make(map[string]*proxy.Upstream, len(g.cfg.upstreams))
+	for name, settings := range g.cfg.upstreams {
+		up, err := proxy.NewUpstream(name, settings, proxy.Options{
 			Log:            a.log.Named("proxy"),
 			ErrorPage:      g.pages.Error,
 			OnRelease:      g.release(a.rooms),

@@ -29,6 +29,12 @@ func TestProblems_NestKeepsEveryLine(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) || outer.Len() != 4 {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+	sentinel := errors.New("inner")
+	var chained conf.Problems
+	chained.Nest("a.", errors.Join(sentinel, errors.New("other")))
+	if !errors.Is(chained.Err(), sentinel) {
+		t.Error("Nest dropped the error chain")
+	}
 	var none conf.Problems
 	if none.Err() != nil || conf.Lines("x.", nil) != nil {
 		t.Fatal("no problems must be a nil error and no lines")
