@@ -18,6 +18,21 @@ var (
 	ErrClosed = errors.New("store closed")
 	// ErrRoomClosed: the room's mode (reject) lets nobody in.
 	ErrRoomClosed = errors.New("room closed (mode reject)")
+	// ErrTooManySockets: the session holds Limits.MaxSockets sockets already.
+	ErrTooManySockets = errors.New("too many sockets for one session")
+)
+
+// SocketOp is what Store.Socket does with one of a session's sockets.
+type SocketOp int
+
+const (
+	// SocketOpen counts a new socket against the session's MaxSockets.
+	SocketOpen SocketOp = iota + 1
+	// SocketHold says the socket is still open, and asks whether its
+	// session still runs.
+	SocketHold
+	// SocketClose says the socket closed.
+	SocketClose
 )
 
 // State is where a visitor stands in a room.
@@ -293,6 +308,25 @@ type Store interface {
 	// Errors: ErrUnavailable, ErrClosed.
 	Override(ctx context.Context, room string) (Override, error)
 
+	// Socket keeps account of an admitted session's long-lived connections
+	// (WebSockets), so one session holds at most lim.MaxSockets across all
+	// instances and each socket learns when its session ended. SocketOpen
+	// counts a new socket (ErrTooManySockets past MaxSockets live ones);
+	// SocketHold renews it, which its holder does at least every `every`;
+	// both answer ErrNotFound once the session is not running (released,
+	// expired, ended by SessionMax), and the holder then closes the socket.
+	// SocketClose forgets it. A socket not held for three times `every` no
+	// longer counts (its instance died). Errors: ErrNotFound,
+	// ErrTooManySockets, ErrUnavailable, ErrClosed.
+	Socket(ctx context.Context, room string, lim Limits, visitor, socket string, op SocketOp, every time.Duration) error
+
+	// Allow spends one unit of a client network's allowance of kind in the
+	// room ("preflight"), a GCRA over limit shared by every instance:
+	// limit.N at once, then one per limit.Per/limit.N. It returns 0 when
+	// allowed, else how long until the next unit. An unlimited limit or an
+	// empty network always allows. Errors: ErrUnavailable, ErrClosed.
+	Allow(ctx context.Context, room, kind, network string, limit Rate) (time.Duration, error)
+
 	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
 	Stats(ctx context.Context, room string) (Stats, error)
 
@@ -337,6 +371,9 @@ type Limits struct {
 	// Prequeue marks tickets handed out now as a scheduled sale's
 	// pre-queue, the only ones its opening's Shuffle draws among.
 	Prequeue bool
+	// MaxSockets bounds the sockets one admitted session holds open at
+	// once (Store.Socket); 0 is unbounded.
+	MaxSockets int
 	// PlaceWithin is how long a ticket handed out may take to come back
 	// and take its place (PlacementWindow: AbandonAfter when 0). Until
 	// then the places behind it count it, so a position never grows when

@@ -145,27 +145,33 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (
 // recent tickets. With refuse a ticket past the quota is refused and moves
 // nothing; without, it is counted all the same.
 func (r *room) charge(now time.Time, lim waitroom.Limits, network string, refuse bool) (bool, time.Duration, int64) {
-	if lim.JoinLimit.IsUnlimited() || network == "" {
+	return r.spend(now, network, lim.JoinLimit, refuse)
+}
+
+// spend is the GCRA behind charge and Store.Allow, over r.quota[key]; the
+// keys of allowances other than joins carry their kind, so none collide.
+func (r *room) spend(now time.Time, key string, limit waitroom.Rate, refuse bool) (bool, time.Duration, int64) {
+	if limit.IsUnlimited() || key == "" {
 		return true, 0, 0
 	}
-	every := lim.JoinLimit.Per / time.Duration(lim.JoinLimit.N)
-	tat := r.quota[network]
+	every := limit.Per / time.Duration(limit.N)
+	tat := r.quota[key]
 	if tat.Before(now) {
 		tat = now
 	}
-	slack := every * time.Duration(lim.JoinLimit.N-1)
+	slack := every * time.Duration(limit.N-1)
 	ahead := tat.Sub(now)
 	if refuse && ahead > slack {
 		return false, ahead - slack, int64((ahead + every - 1) / every)
 	}
 	tat = tat.Add(every)
-	r.quota[network] = tat
+	r.quota[key] = tat
 	return ahead <= slack, 0, int64((tat.Sub(now) + every - 1) / every)
 }
 
-// pruneMarks moves the placement window on and drops quota times and
-// spent challenges that are over, so none of them grows with the tickets
-// that never came back.
+// pruneMarks moves the placement window on and drops quota times, spent
+// challenges and sockets that are over, so none of them grows with the
+// tickets that never came back or the sockets nobody closed.
 func (r *room) pruneMarks(now time.Time, lim waitroom.Limits) {
 	r.win.advance(now, r.seq, lim.PlacementWindow())
 	for network, tat := range r.quota {
@@ -176,6 +182,11 @@ func (r *room) pruneMarks(now time.Time, lim waitroom.Limits) {
 	for id, until := range r.spent {
 		if until.Before(now) {
 			delete(r.spent, id)
+		}
+	}
+	for visitor := range r.sockets {
+		if x := r.active.get(visitor); x == nil || !x.until.After(now) {
+			delete(r.sockets, visitor)
 		}
 	}
 }

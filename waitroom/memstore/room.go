@@ -55,6 +55,10 @@ type room struct {
 	// shuffleKey and shuffleSeed record the last Store.Shuffle, which runs
 	// once per key.
 	shuffleKey, shuffleSeed string
+
+	// sockets are each admitted visitor's open sockets with the time each
+	// was last held (Store.Socket).
+	sockets map[string]map[string]time.Time
 }
 
 func newRoom(now time.Time) *room {
@@ -70,6 +74,7 @@ func newRoom(now time.Time) *room {
 		win:      newWindow(seed, now),
 		quota:    make(map[string]time.Time),
 		spent:    make(map[string]time.Time),
+		sockets:  make(map[string]map[string]time.Time),
 	}
 }
 

@@ -16,7 +16,7 @@
 //
 // The series:
 //
-//	waitroom_requests_total{room,decision}            counter   decision: admitted, queued, bypass, error
+//	waitroom_requests_total{room,decision}            counter   decision: admitted, queued, bypass, refused, preflight, error
 //	waitroom_ticket_rejections_total{reason}          counter   reason: invalid, expired, other
 //	waitroom_upstream_duration_seconds{upstream,class} histogram class: 1xx..5xx, error
 //	waitroom_store_duration_seconds{op,result}        histogram result: ok, error, canceled
@@ -35,6 +35,7 @@
 //	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
 //	waitroom_store_outages_total                      counter   times the store went from up to down
 //	waitroom_store_up                                 gauge     1 while the store answers
+//	waitroom_conns_refused_total                      counter   connections closed for server.max_conns_per_client
 //
 // plus the client library's go_* and process_* collectors and the scrape
 // handler's own promhttp_* counters.

@@ -41,6 +41,7 @@ type Metrics struct {
 	restores     *prometheus.CounterVec   // room, kind
 	outages      prometheus.Counter
 	storeUp      prometheus.Gauge
+	connsRefused prometheus.Counter
 
 	// Children resolved once, so recording does no label hashing.
 	rejected  [len(reasons)]prometheus.Counter
@@ -61,7 +62,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
 		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores,
-		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp,
+		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused,
 	)
 	m.resolve()
 	// Built once: InstrumentMetricHandler registers its own counters, and
@@ -119,6 +120,10 @@ func (m *Metrics) defineEdges() {
 	}, []string{"op", "result"})
 	m.reloads = counterVec("waitroom_config_reloads_total",
 		"Configuration reloads, by result (ok, error, unchanged).", "result")
+	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "waitroom_conns_refused_total",
+		Help: "Connections this instance closed because their client network held server.max_conns_per_client already.",
+	})
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "waitroom_store_outages_total",
 		Help: "Times the store stopped answering.",

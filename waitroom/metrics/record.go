@@ -11,8 +11,9 @@ import (
 // Request counts one request through the gate of room ("" for a route
 // without a room) with its decision: "admitted" (passed to the upstream
 // inside a session), "queued" (got the waiting page or its JSON), "bypass"
-// (let through by a bypass rule) or "error" (the store failed and
-// store.on_error decided).
+// (let through by a bypass rule), "refused" (turned away: a quota, a full
+// line, a challenge), "preflight" (a CORS preflight, which no room holds)
+// or "error" (the store failed and store.on_error decided).
 func (m *Metrics) Request(room, decision string) {
 	if m == nil {
 		return
@@ -69,12 +70,14 @@ func classOf(status int) int {
 }
 
 // StoreOp observes one store call op that took d and returned err. The
-// result is "ok" for a nil error and also for waitroom.ErrNotFound, an
-// expected answer (releasing a visitor already gone), not a store failure;
+// result is "ok" for a nil error and also for waitroom.ErrNotFound and
+// waitroom.ErrTooManySockets, expected answers (releasing a visitor already
+// gone, a session's socket too many), not store failures;
 // "canceled" when the caller's context was canceled (a visitor closing the
 // tab says nothing about the store); "error" otherwise, timeouts included.
 // Store calls this for every method; the op names are decide, admit,
-// admit_n, release, stats, ping, set_override, clear_override and override.
+// admit_n, release, stats, ping, set_override, clear_override, override,
+// shuffle, socket and allow.
 func (m *Metrics) StoreOp(op string, d time.Duration, err error) {
 	if m == nil {
 		return
@@ -92,7 +95,7 @@ func (m *Metrics) storeOp(op int, d time.Duration, err error) {
 
 func resultOf(err error) int {
 	switch {
-	case err == nil, errors.Is(err, waitroom.ErrNotFound):
+	case err == nil, errors.Is(err, waitroom.ErrNotFound), errors.Is(err, waitroom.ErrTooManySockets):
 		return resultOK
 	case errors.Is(err, context.Canceled):
 		return resultCanceled
@@ -113,6 +116,14 @@ func (m *Metrics) Reload(result string) {
 		return
 	}
 	m.reloads.WithLabelValues(result).Inc()
+}
+
+// ConnRefused counts a connection closed for server.max_conns_per_client.
+func (m *Metrics) ConnRefused() {
+	if m == nil {
+		return
+	}
+	m.connsRefused.Inc()
 }
 
 // Outage counts the store going from answering to not answering. Call it on

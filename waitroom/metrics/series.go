@@ -11,7 +11,7 @@ import (
 // The closed label sets. Each array's order is the index its resolved series
 // are kept at.
 var (
-	decisions     = [...]string{"admitted", "queued", "bypass", "error"}
+	decisions     = [...]string{"admitted", "queued", "bypass", "refused", "preflight", "error"}
 	hows          = [...]string{"upstream", "leave", "admin"}
 	reasons       = [...]string{"invalid", "expired", "other"}
 	reloadResults = [...]string{"ok", "error", "unchanged"}
@@ -19,7 +19,7 @@ var (
 	opResults     = [...]string{"ok", "error", "canceled"}
 	ops           = [...]string{
 		"decide", "admit", "admit_n", "release", "stats", "ping",
-		"set_override", "clear_override", "override", "shuffle",
+		"set_override", "clear_override", "override", "shuffle", "socket", "allow",
 	}
 )
 
@@ -46,6 +46,8 @@ const (
 	opClearOverride
 	opOverride
 	opShuffle
+	opSocket
+	opAllow
 )
 
 // indexOf returns s's index in set, or -1. A loop beats a map for four to

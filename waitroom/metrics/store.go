@@ -71,6 +71,20 @@ func (t *timedStore) Release(ctx context.Context, room, visitor string) error {
 	return err
 }
 
+func (t *timedStore) Socket(ctx context.Context, room string, lim waitroom.Limits, visitor, socket string, op waitroom.SocketOp, every time.Duration) error {
+	start := time.Now()
+	err := t.s.Socket(ctx, room, lim, visitor, socket, op, every)
+	t.done(opSocket, start, err)
+	return err
+}
+
+func (t *timedStore) Allow(ctx context.Context, room, kind, network string, limit waitroom.Rate) (time.Duration, error) {
+	start := time.Now()
+	wait, err := t.s.Allow(ctx, room, kind, network, limit)
+	t.done(opAllow, start, err)
+	return wait, err
+}
+
 func (t *timedStore) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
 	start := time.Now()
 	st, err := t.s.Stats(ctx, room)

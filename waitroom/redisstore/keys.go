@@ -16,8 +16,12 @@ const DefaultKeyPrefix = "wr"
 var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override", "placed", "clients"}
 
 // overrideKey is the index of the override hash in keyNames, which
-// Store.Override reads without a script.
-const overrideKey = 9
+// Store.Override reads without a script; activeKey that of the sessions,
+// which socket.lua takes apart from the other keys.
+const (
+	overrideKey = 9
+	activeKey   = 4
+)
 
 // Key lifetimes. Every key of a room expires unless the room is used, so a
 // room taken out of the configuration leaves nothing behind.

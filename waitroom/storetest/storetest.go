@@ -78,4 +78,7 @@ var cases = []testCase{
 	{"RandomEveryoneOnce", many, testRandomEveryoneOnce},
 	{"RandomBucket", many, testRandomBucket},
 	{"RandomDuringGrace", many, testRandomDuringGrace},
+	{"SocketsPerSession", many, testSocketsPerSession},
+	{"SocketEndsWithSession", many, testSocketEndsWithSession},
+	{"Allowance", many, testAllowance},
 }

@@ -1,5 +1,5 @@
--- common.lua: the helpers decide.lua, admit.lua, release.lua, override.lua
--- and shuffle.lua share. scripts.go (assemble) puts it after prelude.lua in
+-- common.lua: the helpers decide.lua, admit.lua, release.lua, override.lua,
+-- shuffle.lua and allow.lua share. scripts.go (assemble) puts it after prelude.lua in
 -- front of each of them, or at decide.lua's splice mark (commonMark),
 -- after its hot paths; either way every state change still runs as one
 -- script, atomically.
@@ -141,30 +141,35 @@ local function pendingBelow(t, floor, pbase)
   return (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
 end
 
--- charge counts a new ticket against its network's quota (K_QUOTA), a
--- GCRA: each ticket moves the network's time on by joinPer/joinN, and a
--- ticket is allowed while that time runs less than joinN-1 intervals
--- ahead of now (joinN at once, then one per interval). It returns whether
--- the ticket is within the quota, how long until it would be, and the
--- network's recent tickets. With refuse, a ticket past the quota is
--- refused and moves nothing; without, it is counted all the same. The key
--- lives as long as the network's time runs ahead.
-local function charge(now, net, refuse, L)
-  if L.joinN <= 0 or net == '' then
-    return true, 0, 0
-  end
-  local every = L.joinPer / L.joinN
-  local tat = tonumber(redis.call('GET', K_QUOTA)) or now
+-- gcra spends one unit of the allowance whose time is at key: each unit
+-- moves that time on by per/n, and a unit is allowed while the time runs
+-- less than n-1 intervals ahead of now (n at once, then one per
+-- interval). It returns whether the unit is within the allowance, how long
+-- until it would be, and the units spent recently. With refuse, a unit past
+-- the allowance is refused and moves nothing; without, it is counted all
+-- the same. The key lives as long as its time runs ahead.
+local function gcra(key, now, n, per, refuse)
+  local every = per / n
+  local tat = tonumber(redis.call('GET', key)) or now
   if tat < now then
     tat = now
   end
-  local ahead, slack = tat - now, every * (L.joinN - 1)
+  local ahead, slack = tat - now, every * (n - 1)
   if ahead > slack and refuse then
     return false, math.ceil(ahead - slack), math.ceil(ahead / every)
   end
   tat = tat + every
-  redis.call('SET', K_QUOTA, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  redis.call('SET', key, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)
   return ahead <= slack, 0, math.ceil((tat - now) / every)
+end
+
+-- charge counts a new ticket against its network's quota (K_QUOTA, the
+-- room's join_limit) with gcra.
+local function charge(now, net, refuse, L)
+  if L.joinN <= 0 or net == '' then
+    return true, 0, 0
+  end
+  return gcra(K_QUOTA, now, L.joinN, L.joinPer, refuse)
 end
 
 -- drop takes a visitor out of line. Its K_SEEN entry is cleared only where
