@@ -113,7 +113,7 @@ func TestRouteConfig_Validate(t *testing.T) {
 
 func TestBuildRouter(t *testing.T) {
 	t.Parallel()
-	upstreams := map[string]bool{"shop": true, "site": true}
+	upstreams := map[string]string{"shop": "http://10.0.0.5:80", "site": "http://10.0.0.6:80"}
 	rooms := map[string]bool{"concert": true}
 	tests := []struct {
 		name   string
@@ -210,7 +210,7 @@ func TestParsePrefix(t *testing.T) {
 }
 
 // routesErr is BuildRouter's problems, for the tables above.
-func routesErr(routes []RouteConfig, upstreams, rooms map[string]bool) error {
+func routesErr(routes []RouteConfig, upstreams map[string]string, rooms map[string]bool) error {
 	_, err := BuildRouter(routes, upstreams, rooms)
 	return err
 }

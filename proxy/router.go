@@ -50,11 +50,11 @@ func (c RouteConfig) Validate() error {
 // walks around (see hostBypasses). Keys are "routes[2].upstream" and the
 // like; the router is nil when there is any. Whether an empty list is
 // acceptable is the caller's call.
-func BuildRouter(routes []RouteConfig, upstreams, rooms map[string]bool) (*Router, error) {
+func BuildRouter(routes []RouteConfig, upstreams map[string]string, rooms map[string]bool) (*Router, error) {
 	if err := routeProblems(routes, upstreams, rooms); err != nil {
 		return nil, err
 	}
-	if err := hostBypasses(routes); err != nil {
+	if err := hostBypasses(routes, upstreams); err != nil {
 		return nil, err
 	}
 	return newRouter(routes), nil
@@ -62,16 +62,16 @@ func BuildRouter(routes []RouteConfig, upstreams, rooms map[string]bool) (*Route
 
 // routeProblems skips the name checks for a nil set, which is how NewRouter,
 // knowing neither set, reuses it.
-func routeProblems(routes []RouteConfig, upstreams, rooms map[string]bool) error {
+func routeProblems(routes []RouteConfig, upstreams map[string]string, rooms map[string]bool) error {
 	var p conf.Problems
 	seen := make(map[[2]string]int, len(routes))
 	for i, rc := range routes {
 		key := fmt.Sprintf("routes[%d]", i)
 		p.Nest(key+".", rc.Validate())
-		if upstreams != nil && rc.Upstream != "" && !upstreams[rc.Upstream] {
+		if upstreams != nil && rc.Upstream != "" && !has(upstreams, rc.Upstream) {
 			p.Add(key+".upstream", "unknown upstream %q (known: %s)", rc.Upstream, names(upstreams))
 		}
-		if rooms != nil && rc.Room != "" && !rooms[rc.Room] {
+		if rooms != nil && rc.Room != "" && !has(rooms, rc.Room) {
 			p.Add(key+".room", "unknown room %q (known: %s)", rc.Room, names(rooms))
 		}
 		pair := [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
@@ -84,12 +84,15 @@ func routeProblems(routes []RouteConfig, upstreams, rooms map[string]bool) error
 	return p.Err()
 }
 
-func names(set map[string]bool) string {
+func has[V any](set map[string]V, name string) bool {
+	_, ok := set[name]
+	return ok
+}
+
+func names[V any](set map[string]V) string {
 	var ns []string
-	for n, ok := range set {
-		if ok {
-			ns = append(ns, fmt.Sprintf("%q", n))
-		}
+	for n := range set {
+		ns = append(ns, fmt.Sprintf("%q", n))
 	}
 	if len(ns) == 0 {
 		return "none"

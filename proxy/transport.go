@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -28,6 +30,11 @@ type UpstreamConfig struct {
 	// Default 64; net/http's own default of 2 makes a burst of admitted
 	// visitors open and close a connection each.
 	MaxIdleConnsPerHost int `mapstructure:"max_idle_conns_per_host" yaml:"max_idle_conns_per_host" json:"max_idle_conns_per_host"`
+	// MaxConnsPerHost caps the connections to the upstream, busy and idle,
+	// upgraded ones (WebSockets) included; a request past it waits for one
+	// to free up rather than piling more on a site in trouble. Default
+	// 2048; 0 is no cap.
+	MaxConnsPerHost int `mapstructure:"max_conns_per_host" yaml:"max_conns_per_host" json:"max_conns_per_host"`
 }
 
 // DefaultUpstream returns the defaults every upstream starts from; only
@@ -38,6 +45,7 @@ func DefaultUpstream() UpstreamConfig {
 		DialTimeout:         "5s",
 		IdleConnTimeout:     "90s",
 		MaxIdleConnsPerHost: 64,
+		MaxConnsPerHost:     2048,
 	}
 }
 
@@ -46,14 +54,14 @@ func DefaultUpstream() UpstreamConfig {
 type UpstreamSettings struct {
 	target                  *url.URL
 	timeout, dial, idleConn time.Duration
-	maxIdle                 int
+	maxIdle, maxConns       int
 }
 
 // Build parses and checks the upstream; the error lists every problem,
 // with keys relative to it.
 func (c UpstreamConfig) Build() (UpstreamSettings, error) {
 	var p conf.Problems
-	s := UpstreamSettings{maxIdle: c.MaxIdleConnsPerHost}
+	s := UpstreamSettings{maxIdle: c.MaxIdleConnsPerHost, maxConns: c.MaxConnsPerHost}
 	s.target = parseTarget(&p, c.URL)
 	// Every timeout bounds a wait, and 0 would mean "wait forever" to net/http.
 	s.timeout = p.Duration("timeout", c.Timeout, time.Nanosecond)
@@ -62,7 +70,34 @@ func (c UpstreamConfig) Build() (UpstreamSettings, error) {
 	if c.MaxIdleConnsPerHost < 1 {
 		p.Add("max_idle_conns_per_host", "must be >= 1, got %d", c.MaxIdleConnsPerHost)
 	}
+	if c.MaxConnsPerHost < 0 {
+		p.Add("max_conns_per_host", "must be >= 0 (0: no cap), got %d", c.MaxConnsPerHost)
+	}
 	return s, p.Err()
+}
+
+// Origin is the upstream's address normalised (scheme, host in lower case
+// and canonical form, port spelled out), so two names for one site compare
+// equal: the host guard (see hostBypasses) compares these, not names.
+func (s UpstreamSettings) Origin() string {
+	if s.target == nil {
+		return ""
+	}
+	return originOf(s.target)
+}
+
+func originOf(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.Unmap().String()
+	}
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.TrimSuffix(host, "."), port)
 }
 
 // parseTarget refuses a path, query or fragment because ProxyRequest.SetURL
@@ -109,6 +144,7 @@ func newTransport(s UpstreamSettings) (*http.Transport, error) {
 	// One transport per upstream means one host, so the process-wide cap of
 	// 100 would only get in the way of a larger per-host setting.
 	t.MaxIdleConns = s.maxIdle
+	t.MaxConnsPerHost = s.maxConns
 	return t, nil
 }
 

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
@@ -53,19 +54,10 @@ func newWSEcho(t *testing.T, seen chan<- http.Header) *httptest.Server {
 func TestUpstream_WebSocketRoundTrip(t *testing.T) {
 	t.Parallel()
 	seen := make(chan http.Header, 1)
-	var opened, closed atomic.Int32
-	doneCh := make(chan struct{})
 	statusCh := make(chan int, 1)
 	opt := Options{
 		OwnCookie: func(n string) bool { return n == "waitroom_concert" },
-		OnUpgrade: func(r *http.Request) func() {
-			if r.Header.Get(RoomHeader) != "concert" {
-				t.Errorf("OnUpgrade without the room header: %v", r.Header)
-			}
-			opened.Add(1)
-			return func() { closed.Add(1); close(doneCh) }
-		},
-		OnDone: func(_ *http.Request, status int, _ time.Duration) { statusCh <- status },
+		OnDone:    func(_ *http.Request, status int, _ time.Duration) { statusCh <- status },
 	}
 	rt, err := NewRouter([]RouteConfig{{Path: "/events/", Upstream: "shop", Room: "concert"}})
 	if err != nil {
@@ -73,29 +65,109 @@ func TestUpstream_WebSocketRoundTrip(t *testing.T) {
 	}
 	front := newFront(t, rt, map[string]*Upstream{"shop": newUpstream(t, "shop", newWSEcho(t, seen).URL, opt)})
 
-	conn, err := net.Dial("tcp", front.Listener.Addr().String())
+	conn, br := dialWebSocket(t, front.Listener.Addr().String(), "Cookie: waitroom_concert=SECRET; a=1")
+	if h := <-seen; h.Get("Cookie") != "a=1" || h.Get("Sec-WebSocket-Key") != wsKey {
+		t.Errorf("upstream got headers %v", h)
+	}
+	echo(t, conn, br, "ping", "hello, world")
+	conn.Close()
+	select {
+	case got := <-statusCh:
+		if got != http.StatusSwitchingProtocols {
+			t.Errorf("OnDone status %d, want 101", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnDone not called after the connection closed")
+	}
+}
+
+// The gate ends a socket whose session is over by ending its request's
+// context: both sides must then be closed, the upstream's first.
+func TestUpstream_WebSocketEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	seen := make(chan http.Header, 1)
+	upstreamDone := make(chan struct{})
+	echoSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(upstreamDone)
+		seen <- r.Header.Clone()
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Accept: %s\r\n\r\n", wsAccept(r.Header.Get("Sec-WebSocket-Key")))
+		brw.Flush()
+		io.Copy(conn, brw.Reader) // returns when the proxy closes its side
+	}))
+	t.Cleanup(echoSrv.Close)
+	up := newUpstream(t, "shop", echoSrv.URL, Options{})
+	end := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-end:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		up.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(srv.Close)
+	conn, br := dialWebSocket(t, srv.Listener.Addr().String())
+	<-seen
+	echo(t, conn, br, "still here")
+	close(end)
+	select {
+	case <-upstreamDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream did not see the socket close")
+	}
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := br.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("the client's side is still open: read %d bytes", n)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the client's side was not closed")
+	}
+}
+
+const wsKey = "dGhlIHNhbXBsZSBub25jZQ=="
+
+// dialWebSocket opens a raw connection to addr and completes a WebSocket
+// handshake for /events/live with the extra header lines given.
+func dialWebSocket(t *testing.T, addr string, extra ...string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	const key = "dGhlIHNhbXBsZSBub25jZQ=="
-	fmt.Fprintf(conn, "GET /events/live HTTP/1.1\r\nHost: tickets.example.com\r\nUpgrade: websocket\r\n"+
-		"Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"+
-		"Cookie: waitroom_concert=SECRET; a=1\r\n\r\n", key)
+	head := "GET /events/live HTTP/1.1\r\nHost: tickets.example.com\r\nUpgrade: websocket\r\n" +
+		"Connection: keep-alive, Upgrade\r\nSec-WebSocket-Key: " + wsKey + "\r\nSec-WebSocket-Version: 13\r\n"
+	for _, h := range extra {
+		head += h + "\r\n"
+	}
+	if _, err := io.WriteString(conn, head+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.StatusCode != http.StatusSwitchingProtocols || res.Header.Get("Sec-WebSocket-Accept") != wsAccept(key) {
+	if res.StatusCode != http.StatusSwitchingProtocols || res.Header.Get("Sec-WebSocket-Accept") != wsAccept(wsKey) {
 		t.Fatalf("handshake: %d %v", res.StatusCode, res.Header)
 	}
-	if h := <-seen; h.Get("Cookie") != "a=1" || h.Get("Sec-WebSocket-Key") != key {
-		t.Errorf("upstream got headers %v", h)
-	}
+	return conn, br
+}
 
-	for _, msg := range []string{"ping", "hello, world"} {
+// echo sends each message and expects it back.
+func echo(t *testing.T, conn net.Conn, br *bufio.Reader, msgs ...string) {
+	t.Helper()
+	for _, msg := range msgs {
 		if _, err := io.WriteString(conn, msg); err != nil {
 			t.Fatal(err)
 		}
@@ -104,28 +176,14 @@ func TestUpstream_WebSocketRoundTrip(t *testing.T) {
 			t.Fatalf("echo %q, %v; want %q", buf, err, msg)
 		}
 	}
-	if opened.Load() != 1 || closed.Load() != 0 {
-		t.Fatalf("while open: opened %d, closed %d; want 1, 0", opened.Load(), closed.Load())
-	}
-
-	conn.Close()
-	select {
-	case <-doneCh:
-	case <-time.After(5 * time.Second):
-		t.Fatal("OnUpgrade's done func not called after the connection closed")
-	}
-	if got := <-statusCh; got != http.StatusSwitchingProtocols {
-		t.Errorf("OnDone status %d, want 101", got)
-	}
 }
 
 func TestUpstream_H2CUpgradeIs400(t *testing.T) {
 	t.Parallel()
-	var hits, upgrades atomic.Int32
+	var hits atomic.Int32
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	t.Cleanup(up.Close)
-	opt := Options{OnUpgrade: func(*http.Request) func() { upgrades.Add(1); return nil }}
-	srv := httptest.NewServer(newUpstream(t, "shop", up.URL, opt))
+	srv := httptest.NewServer(newUpstream(t, "shop", up.URL, Options{}))
 	t.Cleanup(srv.Close)
 	addr := srv.Listener.Addr().String()
 	tests := [][]string{
@@ -143,8 +201,8 @@ func TestUpstream_H2CUpgradeIs400(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		if hits.Load() != 0 || upgrades.Load() != 0 {
-			t.Errorf("upstream hit %d times, OnUpgrade %d times; want 0", hits.Load(), upgrades.Load())
+		if hits.Load() != 0 {
+			t.Errorf("upstream hit %d times; want 0", hits.Load())
 		}
 	})
 }

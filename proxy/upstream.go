@@ -40,11 +40,6 @@ type Options struct {
 	// Set-Cookie that ends the ticket). It runs before the response is
 	// relayed, so it must be quick; its context ends when the client goes away.
 	OnRelease func(res *http.Response)
-	// OnUpgrade is called before an upgrade request (a WebSocket) is
-	// proxied; the func it returns, if not nil, is called once the upgraded
-	// connection has closed. It lets the caller count the connection as an
-	// active session for as long as it is open.
-	OnUpgrade func(r *http.Request) func()
 	// OnDone is called after every request with the status sent (499 when the
 	// client went away first, 101 for an upgrade) and the time taken.
 	OnDone func(r *http.Request, status int, d time.Duration)
@@ -125,13 +120,10 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.in = withPath(r, clean)
-	if u.opt.OnUpgrade != nil && isUpgrade(r.Header) {
-		if done := u.opt.OnUpgrade(rec.in); done != nil {
-			// ReverseProxy returns only once both directions of the
-			// upgraded connection are finished.
-			defer done()
-		}
-	}
+	// An upgraded connection lives until either side closes it or r's
+	// context ends: ReverseProxy then closes the upstream's side, and the
+	// client's once it returns. That is how a caller ends a socket whose
+	// session is over.
 	u.rp.ServeHTTP(rec, rec.in)
 }
 

@@ -39,19 +39,23 @@
 //
 // A visitor's request crosses these, in order:
 //
+//	proxy/connlimit.go         ConnLimit: connections per client network (opt-in)
+//	proxy/deadline.go          Deadlines: the body, the response, an upgraded socket's silence
 //	cmd/waitroom/frontdoor.go  frontDoor: strips Waitroom-Visitor/-Room, cleans the path,
 //	                           serves /.waitroom/*, routes, then bypasses, proxies or gates
 //	proxy/path.go              CleanPath: the one spelling that is matched and forwarded
 //	proxy/router.go            Router.Match: host, then the longest path prefix
 //	proxy/bypass.go            Bypass.Match: static paths, allowed networks, a secret header
 //	waitroom/gate.go           Gate.Serve: identify, decide, then next or an answer
+//	waitroom/preflight.go      a CORS preflight: to the site, bounded per network
 //	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
 //	waitroom/visit.go          visit: the store's decision, a fresh ticket when it changed,
 //	                           the answer's words (position, wait, when to ask again)
 //	waitroom/store.go          Store.Decide: one atomic call
 //	web/responder.go           the answer as the waiting page, JSON or a refusal
+//	waitroom/socket.go         an admitted WebSocket: counted, held, closed with its session
 //	proxy/upstream.go          Upstream: the admitted request to the site, release by
-//	                           Waitroom-Command, WebSockets kept alive (waitroom/keepalive.go)
+//	                           Waitroom-Command
 //
 // Beside the request path: waitroom/endpoints.go (/.waitroom/status and
 // /leave), waitroom/rooms.go (Rooms: each room's live state, which outlives

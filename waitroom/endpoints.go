@@ -86,7 +86,7 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	// Another site's form must not make a visitor give up its place: a
 	// lax cookie is not sent cross-site, but the Set-Cookie that clears it
 	// would still be obeyed.
-	if crossSite(r) {
+	if !sameOrigin(r) {
 		g.resp.Error(w, r, http.StatusForbidden)
 		return
 	}
@@ -110,18 +110,26 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	g.resp.Left(w, r, a)
 }
 
-// crossSite reports a request that a page of another site made the browser
-// send: by Fetch Metadata where the browser sends it, else by Origin.
-func crossSite(r *http.Request) bool {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
-		return s == "cross-site"
+// sameOrigin reports a request the visitor's own pages could have made the
+// browser send: Fetch Metadata says same-origin, or none (typed or
+// bookmarked); without it, Origin names this very host. A sibling site
+// (same-site) is another origin: a page on shop.example.com must not empty
+// a place on tickets.example.com. A request with neither header is not a
+// browser's, so nothing was forged.
+func sameOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default:
+		return false
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		return false // not a browser form or fetch; nothing to forge
+		return true
 	}
 	u, err := url.Parse(origin)
-	return err != nil || !strings.EqualFold(u.Host, r.Host)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
 // endpointRoom finds the room a visitor endpoint is about: ?room=, else the

@@ -25,6 +25,7 @@ type Gate struct {
 	challenges *challenge.Issuer
 	log        *zap.Logger
 	limits     limitLog
+	preflights preflightCache
 }
 
 // GateOptions wires a Gate. Rooms, Tickets and Responder are required.
@@ -73,12 +74,8 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		g.resp.Error(w, r, http.StatusNotFound)
 		return
 	}
-	// A CORS preflight cannot carry the cookie, so it must never take a
-	// ticket; it goes to the site, which alone knows its CORS policy. Only
-	// a real one: a browser sends Origin and no body.
-	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" &&
-		r.Header.Get("Origin") != "" && r.ContentLength == 0 {
-		next.ServeHTTP(w, r)
+	if isPreflight(r) {
+		g.preflight(w, r, lr, next)
 		return
 	}
 	obs := g.rooms.obs
@@ -123,8 +120,12 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		obs.Admitted(room)
 	}
 	vouch(r, room, vt.v.ID)
-	if vt.fresh {
+	if vt.fresh || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
+	}
+	if isUpgrade(r.Header) {
+		g.serveSocket(w, r, lr, vt.v, next)
+		return
 	}
 	next.ServeHTTP(w, r)
 }

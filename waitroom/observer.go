@@ -27,7 +27,8 @@ type Observer interface {
 	// reason: quota, full, challenge, identity.
 	JoinRefused(room, reason string)
 	// SessionRefused counts a request an admitted session refused, by
-	// reason: shared (past session_clients), session_max.
+	// reason: shared (past session_clients), session_max, sockets (past
+	// max_sockets).
 	SessionRefused(room, reason string)
 	// Challenge counts proofs of work: issued, ok, or why one was refused.
 	Challenge(room, result string)

@@ -5,9 +5,12 @@ import (
 	"strings"
 )
 
-// privateWriter keeps a response that carries a fresh ticket out of shared
+// privateWriter keeps a response that carries a ticket (a fresh cookie, or
+// the Waitroom-Token an app is handed on every answer) out of shared
 // caches: a CDN that stored the site's "public" page with our Set-Cookie
-// would hand one visitor's admission to everyone after it.
+// or token would hand one visitor's admission to everyone after it. The
+// Vary it adds tells a cache that ignores private not to serve one
+// visitor's copy to another either.
 type privateWriter struct {
 	http.ResponseWriter
 	wrote bool
@@ -18,6 +21,7 @@ func (p *privateWriter) WriteHeader(code int) {
 		p.wrote = true
 		h := p.Header()
 		h.Set("Cache-Control", privateCacheControl(h.Get("Cache-Control")))
+		h["Vary"] = varyOn(h["Vary"], "Cookie", TokenHeader)
 	}
 	p.ResponseWriter.WriteHeader(code)
 }
@@ -52,4 +56,39 @@ func privateCacheControl(cc string) string {
 		out = append(out, "private")
 	}
 	return strings.Join(out, ", ")
+}
+
+// varyOn adds the named headers to a Vary list that lacks them; "*" already
+// varies on everything.
+func varyOn(vary []string, names ...string) []string {
+	for _, n := range names {
+		if !hasToken(vary, n) && !hasToken(vary, "*") {
+			vary = append(vary, n)
+		}
+	}
+	return vary
+}
+
+// hasToken reports whether a comma-separated header lists token, in any case.
+func hasToken(values []string, token string) bool {
+	for _, v := range values {
+		for _, t := range splitTokens(v) {
+			if strings.EqualFold(t, token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// splitTokens splits a comma-separated header value, trimmed, empty
+// elements left out.
+func splitTokens(v string) []string {
+	var out []string
+	for t := range strings.SplitSeq(v, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -72,6 +72,15 @@ type RoomConfig struct {
 	// Identity keys places and sessions on the site's signed accounts.
 	// Default off.
 	Identity IdentityConfig `mapstructure:"identity" yaml:"identity" json:"identity"`
+	// MaxSockets is how many upgraded connections (WebSockets) one
+	// admitted session may hold open at once, across all instances; each
+	// is closed within a tick of its session's end. Default 8; 0: no cap.
+	MaxSockets int `mapstructure:"max_sockets" yaml:"max_sockets" json:"max_sockets"`
+	// PreflightLimit is how many CORS preflights one client network may
+	// send to the room's paths, "60/m"; past it they are answered from a
+	// short cache of the site's own answers, else 429. Default "60/m";
+	// "unlimited" turns it off.
+	PreflightLimit string `mapstructure:"preflight_limit" yaml:"preflight_limit" json:"preflight_limit"`
 }
 
 // DefaultRoom returns the defaults every room starts from.
@@ -91,6 +100,8 @@ func DefaultRoom() RoomConfig {
 		ChallengeMaxBits: challenge.DefaultPolicy().Max,
 		ChallengeFree:    30,
 		SessionClients:   3,
+		MaxSockets:       8,
+		PreflightLimit:   "60/m",
 	}
 }
 
@@ -119,6 +130,8 @@ type Room struct {
 	// none); Identity checks the site's signed accounts (nil: off).
 	Challenge *challenge.Policy
 	Identity  *Identity
+	// PreflightLimit bounds each client network's CORS preflights.
+	PreflightLimit Rate
 }
 
 // Build parses and checks the config into the room called name; the error
@@ -205,7 +218,19 @@ func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
 	id, err := c.Identity.Build()
 	p.Nest("identity.", err)
 	r.Identity = id
+	if c.MaxSockets < 0 || c.MaxSockets > maxSockets {
+		p.Add("max_sockets", "must be from 0 (no cap) to %d, got %d", maxSockets, c.MaxSockets)
+	}
+	r.Limits.MaxSockets = c.MaxSockets
+	pre, err := ParseRate(c.PreflightLimit)
+	if err != nil {
+		p.Add("preflight_limit", "%v", err)
+	}
+	r.PreflightLimit = pre
 }
+
+// maxSockets bounds the sockets a store keeps per session.
+const maxSockets = 1024
 
 // maxSessionClients bounds the networks a store keeps per session.
 const maxSessionClients = 64

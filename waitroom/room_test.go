@@ -15,8 +15,8 @@ func TestRoomConfig_Build(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Limits{MaxActive: 100, AdmitRate: Rate{300, time.Minute}, AdmitBurst: 5, SessionTTL: 10 * time.Minute,
-		AbandonAfter: 2 * time.Minute, RecoveryGrace: 2 * time.Minute, JoinLimit: Rate{300, time.Minute}, SessionClients: 3}
-	if r.Limits != want || r.Tick != time.Second || r.Name != "concert" {
+		AbandonAfter: 2 * time.Minute, RecoveryGrace: 2 * time.Minute, JoinLimit: Rate{300, time.Minute}, SessionClients: 3, MaxSockets: 8}
+	if r.Limits != want || r.Tick != time.Second || r.Name != "concert" || r.PreflightLimit != (Rate{60, time.Minute}) {
 		t.Fatalf("built %+v, want limits %+v", r, want)
 	}
 	c.RecoveryGrace = "0s"

@@ -22,7 +22,7 @@ type Rooms struct {
 	health   health
 	live     atomic.Pointer[map[string]*liveRoom] // replaced whole by Apply
 	sessions atomic.Pointer[sessionCache]         // nil: no cache
-	policy   atomic.Pointer[OutagePolicy]
+	policy   atomic.Pointer[outagePolicy]
 
 	applyMu sync.Mutex
 	changed chan struct{} // Apply changed the rooms; Run reconciles its admitters
@@ -48,6 +48,11 @@ type RoomsConfig struct {
 	// OnOutage is what gates do while the store cannot be reached
 	// (store.on_error); "" is OutageClosed.
 	OnOutage OutagePolicy
+	// OpenAfter is how long the store must have failed, call after call,
+	// before OutageOpen lets everyone through (store.open_after); until
+	// then, and again from its first answer, the gate holds as closed does.
+	// 0 opens on the first failure.
+	OpenAfter time.Duration
 }
 
 // NewRooms returns Rooms with no room; Apply puts a configuration in service.
@@ -59,8 +64,7 @@ func NewRooms(o RoomsOptions) *Rooms {
 	if rs.log == nil {
 		rs.log = zap.NewNop()
 	}
-	closed := OutageClosed
-	rs.policy.Store(&closed)
+	rs.policy.Store(&outagePolicy{policy: OutageClosed})
 	rs.health = health{obs: rs.obs, log: rs.log, policy: rs.onOutage}
 	empty := map[string]*liveRoom{}
 	rs.live.Store(&empty)
@@ -91,9 +95,9 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 		}
 	}
 	sort.Strings(removed)
-	policy := c.OnOutage
-	if policy == "" {
-		policy = OutageClosed
+	policy := outagePolicy{policy: c.OnOutage, openAfter: c.OpenAfter}
+	if policy.policy == "" {
+		policy.policy = OutageClosed
 	}
 	rs.policy.Store(&policy)
 	if cur := rs.sessions.Load(); cur.interval() != c.SessionCache {
@@ -110,7 +114,15 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 // get is the room called name in service, nil for none.
 func (rs *Rooms) get(name string) *liveRoom { return (*rs.live.Load())[name] }
 
-func (rs *Rooms) onOutage() OutagePolicy { return *rs.policy.Load() }
+func (rs *Rooms) onOutage() OutagePolicy { return rs.policy.Load().policy }
+
+// outageOpen reports whether requests go through while the store fails:
+// only with OutageOpen, and only once it has failed for OpenAfter. One slow
+// or failed call (which a flood of joins can provoke) is not an outage.
+func (rs *Rooms) outageOpen() bool {
+	p := rs.policy.Load()
+	return p.policy == OutageOpen && rs.health.downFor() >= p.openAfter
+}
 
 // Names lists the rooms in service, sorted.
 func (rs *Rooms) Names() []string {

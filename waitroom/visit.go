@@ -293,14 +293,14 @@ func answerState(s State) AnswerState {
 }
 
 // outage is what a visitor is told while the store cannot be reached, and
-// whether it goes through anyway: with store.on_error open everyone does;
-// with closed only a ticket whose admission still runs, on the word of its
-// seal.
+// whether it goes through anyway: a ticket whose admission still runs, on
+// the word of its seal; everyone else only with store.on_error open, once
+// the store has failed for store.open_after.
 func (g *Gate) outage(lr *liveRoom, p Presented, returnTo string, err error) (Answer, bool) {
 	g.rooms.health.failed(err)
 	room := lr.room()
 	a := Answer{Room: lr.name, State: AnswerHold, Refresh: room.Refresh, ReturnTo: returnTo, StatusCode: room.StatusCode}
-	if g.rooms.onOutage() == OutageOpen || (p.Valid && p.Ticket.Admitted(time.Now())) {
+	if g.rooms.outageOpen() || (p.Valid && p.Ticket.Admitted(time.Now())) {
 		a.State = AnswerAdmitted
 		return a, true
 	}

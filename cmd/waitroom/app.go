@@ -28,15 +28,19 @@ import (
 // reloads). What a configuration builds for the request path lives in a
 // generation that a reload swaps whole.
 type App struct {
-	log      *zap.Logger
-	store    waitroom.Store
-	metrics  *metrics.Metrics
-	rooms    *waitroom.Rooms
-	gen      atomic.Pointer[generation]
-	path     string // the file to reload from; "" for none
-	watch    bool   // reload when the file changes, too
-	loaded   []byte // the file as last loaded, so an unchanged file is a no-op
-	reloadMu sync.Mutex
+	log   *zap.Logger
+	store waitroom.Store
+	redis *redisstore.Store // the store when it is Redis, for its own checks
+	// requireNoEviction refuses service on a Redis that may evict
+	// (store.redis.require_noeviction).
+	requireNoEviction bool
+	metrics           *metrics.Metrics
+	rooms             *waitroom.Rooms
+	gen               atomic.Pointer[generation]
+	path              string // the file to reload from; "" for none
+	watch             bool   // reload when the file changes, too
+	loaded            []byte // the file as last loaded, so an unchanged file is a no-op
+	reloadMu          sync.Mutex
 
 	server, admin     *http.Server
 	listener, adminLn net.Listener
@@ -44,6 +48,8 @@ type App struct {
 
 	keysOnce sync.Once
 	keys     waitroom.KeyPair
+
+	connLogged atomic.Int64 // unix nanoseconds of the last connRefused log line
 }
 
 // NewApp wires loaded settings into a gateway and opens its listeners, so
@@ -52,6 +58,12 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown}
 	store, err := openStore(cfg.Store, log)
 	if err != nil {
+		return nil, err
+	}
+	a.redis, _ = store.(*redisstore.Store)
+	a.requireNoEviction = cfg.Store.Kind == "redis" && cfg.Store.Redis.RequireNoEviction
+	if err := a.checkEviction(log); err != nil {
+		_ = store.Close()
 		return nil, err
 	}
 	a.store = metrics.Store(store, a.metrics)
@@ -68,7 +80,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a.rooms.Apply(cfg.roomsConfig())
 	a.gen.Store(gen)
 	a.server = &http.Server{
-		Handler:           chain(&frontDoor{app: a}, recoverer(log, gen.pages)),
+		Handler:           chain(&frontDoor{app: a}, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
 		ReadHeaderTimeout: cfg.server.readHeader,
 		IdleTimeout:       cfg.server.idle,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
@@ -80,6 +92,10 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	if cfg.Server.ProxyProtocol {
 		a.listener = proxy.ProxyProtocolListener(a.listener, cfg.trusted, cfg.server.readHeader)
 	}
+	a.listener = proxy.ConnLimit{
+		Max: cfg.Server.MaxConnsPerClient, V4Bits: cfg.Server.ClientNetworkV4, V6Bits: cfg.Server.ClientNetworkV6,
+		Trusted: cfg.trusted, OnRefuse: a.connRefused,
+	}.Listener(a.listener)
 	if cfg.Admin.Listen == "" {
 		return a, nil
 	}
@@ -123,12 +139,57 @@ func (a *App) randomKeys() waitroom.KeyPair {
 	return a.keys
 }
 
-// ready is /readyz: a configuration is in service and the store answers.
-func (a *App) ready(ctx context.Context) error {
+// ready is /readyz: a configuration is in service and the store answers;
+// a Redis that may evict keys is a warning, or not ready with
+// store.redis.require_noeviction.
+func (a *App) ready(ctx context.Context) ([]string, error) {
 	if a.gen.Load() == nil {
-		return errors.New("no configuration loaded")
+		return nil, errors.New("no configuration loaded")
 	}
-	return a.store.Ping(ctx)
+	if err := a.store.Ping(ctx); err != nil {
+		return nil, err
+	}
+	if a.redis == nil {
+		return nil, nil
+	}
+	policy, err := a.redis.EvictionPolicy(ctx)
+	switch {
+	case err != nil:
+		return []string{"could not read Redis's maxmemory-policy: " + err.Error()}, nil
+	case policy == redisstore.NoEviction:
+		return nil, nil
+	case a.requireNoEviction:
+		return nil, fmt.Errorf("redis maxmemory-policy is %s and store.redis.require_noeviction is set", policy)
+	}
+	return []string{evictionWarning(policy)}, nil
+}
+
+// checkEviction looks at Redis's maxmemory-policy once at start: a policy
+// that may evict is logged loudly, or refused with require_noeviction. A
+// Redis that does not answer yet is checked again by every /readyz.
+func (a *App) checkEviction(log *zap.Logger) error {
+	if a.redis == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	policy, err := a.redis.EvictionPolicy(ctx)
+	switch {
+	case err != nil:
+		log.Warn("could not read Redis's maxmemory-policy now; /readyz will report it", zap.Error(err))
+	case policy == redisstore.NoEviction:
+	case a.requireNoEviction:
+		return fmt.Errorf("store.redis: Redis's maxmemory-policy is %q and require_noeviction is set; "+
+			"run CONFIG SET maxmemory-policy noeviction (or set it in the service's parameter group)", policy)
+	default:
+		log.Error(evictionWarning(policy), zap.String("maxmemory_policy", policy))
+	}
+	return nil
+}
+
+func evictionWarning(policy string) string {
+	return fmt.Sprintf("Redis's maxmemory-policy is %s: under memory pressure Redis may drop a room's line or sessions "+
+		"and visitors lose their places silently; set it to noeviction (store.redis.require_noeviction refuses to run otherwise)", policy)
 }
 
 // current is the generation in service.
@@ -210,4 +271,17 @@ func (a *App) Close() error {
 		return nil
 	}
 	return a.store.Close()
+}
+
+// connRefused counts a connection closed for server.max_conns_per_client
+// and says so in the log at most once a minute: a flood must not become a
+// flood of log lines.
+func (a *App) connRefused(network string) {
+	a.metrics.ConnRefused()
+	now := time.Now().UnixNano()
+	last := a.connLogged.Load()
+	if now-last < int64(time.Minute) || !a.connLogged.CompareAndSwap(last, now) {
+		return
+	}
+	a.log.Warn("closing connections over server.max_conns_per_client (logged once a minute)", zap.String("network", network))
 }

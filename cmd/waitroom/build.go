@@ -28,6 +28,7 @@ type Settings struct {
 	pages        map[string]web.Page
 	sessionCache time.Duration
 	onOutage     waitroom.OutagePolicy
+	openAfter    time.Duration
 	trusted      []netip.Prefix
 	networks     waitroom.Networks
 	bypass       *proxy.Bypass
@@ -38,6 +39,7 @@ type Settings struct {
 // serverSettings is the server section, built.
 type serverSettings struct {
 	readHeader, idle, shutdown time.Duration
+	deadlines                  proxy.Deadlines
 }
 
 // minAdminToken is the shortest bearer token accepted: guessing must not pay.
@@ -59,7 +61,7 @@ func build(c *Config) (*Settings, []string) {
 	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)
-	s.sessionCache, s.onOutage = c.Store.build(&p)
+	s.sessionCache, s.onOutage, s.openAfter = c.Store.build(&p)
 	var err error
 	s.cookie, s.keys, err = c.Cookie.Build()
 	p.Nest("cookie.", err)
@@ -84,7 +86,7 @@ func build(c *Config) (*Settings, []string) {
 		s.rooms = append(s.rooms, room)
 		s.pages[name] = page
 	}
-	s.router = buildRoutes(&p, c)
+	s.router = buildRoutes(&p, c, s.upstreams)
 	s.bypass, err = c.Bypass.Build()
 	p.Nest("bypass.", err)
 	if p.Len() > 0 {
@@ -95,7 +97,7 @@ func build(c *Config) (*Settings, []string) {
 
 // buildRoutes applies the route path default ("/": every path) and builds
 // the router, or records why not.
-func buildRoutes(p *conf.Problems, c *Config) *proxy.Router {
+func buildRoutes(p *conf.Problems, c *Config, upstreams map[string]proxy.UpstreamSettings) *proxy.Router {
 	if len(c.Routes) == 0 {
 		p.Add("routes", "at least one route is needed")
 	}
@@ -104,7 +106,11 @@ func buildRoutes(p *conf.Problems, c *Config) *proxy.Router {
 			c.Routes[i].Path = "/"
 		}
 	}
-	rt, err := proxy.BuildRouter(c.Routes, keySet(c.Upstreams), keySet(c.Rooms))
+	origins := make(map[string]string, len(upstreams))
+	for name, up := range upstreams {
+		origins[name] = up.Origin()
+	}
+	rt, err := proxy.BuildRouter(c.Routes, origins, keySet(c.Rooms))
 	p.Nest("", err)
 	return rt
 }
@@ -131,6 +137,14 @@ func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {
 		readHeader: p.Duration("server.read_header_timeout", s.ReadHeaderTimeout, time.Nanosecond),
 		idle:       p.Duration("server.idle_timeout", s.IdleTimeout, time.Nanosecond),
 		shutdown:   p.Duration("server.shutdown_timeout", s.ShutdownTimeout, time.Nanosecond),
+	}
+	out.deadlines = proxy.Deadlines{
+		Read:  p.Duration("server.read_timeout", s.ReadTimeout, time.Nanosecond),
+		Write: p.Duration("server.write_timeout", s.WriteTimeout, time.Nanosecond),
+		Idle:  out.idle,
+	}
+	if s.MaxConnsPerClient < 0 {
+		p.Add("server.max_conns_per_client", "must be >= 0 (0: no cap), got %d", s.MaxConnsPerClient)
 	}
 	if s.MaxHeaderBytes < 4096 || s.MaxHeaderBytes > 1<<20 {
 		p.Add("server.max_header_bytes", "must be from 4096 to 1048576, got %d", s.MaxHeaderBytes)
@@ -192,7 +206,7 @@ func (l LogConfig) check(p *conf.Problems) {
 	}
 }
 
-func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePolicy) {
+func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePolicy, time.Duration) {
 	switch s.Kind {
 	case "memory":
 	case "redis":
@@ -211,12 +225,13 @@ func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePoli
 	case d > maxSessionCache:
 		p.Add("store.session_cache", "must be from 0s to %s, got %q", conf.Short(maxSessionCache), s.SessionCache)
 	}
-	return d, policy
+	openAfter := p.Duration("store.open_after", s.OpenAfter, 0)
+	return d, policy, openAfter
 }
 
 // roomsConfig is what Rooms runs on under these settings.
 func (s *Settings) roomsConfig() waitroom.RoomsConfig {
-	return waitroom.RoomsConfig{Rooms: s.rooms, SessionCache: s.sessionCache, OnOutage: s.onOutage}
+	return waitroom.RoomsConfig{Rooms: s.rooms, SessionCache: s.sessionCache, OnOutage: s.onOutage, OpenAfter: s.openAfter}
 }
 
 // fingerprint is the file's bytes followed by the digest of every room's

@@ -34,8 +34,21 @@ type RoomConfig struct {
 type ServerConfig struct {
 	// ReadHeaderTimeout bounds a slow client's headers. Default "10s".
 	ReadHeaderTimeout string `mapstructure:"read_header_timeout" yaml:"read_header_timeout" json:"read_header_timeout"`
-	// IdleTimeout closes idle keep-alive connections. Default "120s".
+	// IdleTimeout closes idle keep-alive connections, and upgraded ones
+	// (WebSockets) silent both ways this long. Default "120s".
 	IdleTimeout string `mapstructure:"idle_timeout" yaml:"idle_timeout" json:"idle_timeout"`
+	// ReadTimeout bounds a request body once the headers are in: a body
+	// declared and never sent is cut off after it. Default "60s".
+	ReadTimeout string `mapstructure:"read_timeout" yaml:"read_timeout" json:"read_timeout"`
+	// WriteTimeout bounds sending a response: a client that does not read
+	// is cut off after it. A stream (server-sent events, a flushed
+	// response) is bounded per write instead; upgraded connections by
+	// IdleTimeout. Default "60s".
+	WriteTimeout string `mapstructure:"write_timeout" yaml:"write_timeout" json:"write_timeout"`
+	// MaxConnsPerClient caps the connections one client network (see
+	// ClientNetworkV4) holds open on this instance; trusted proxies are
+	// not capped. Default 0: no cap.
+	MaxConnsPerClient int `mapstructure:"max_conns_per_client" yaml:"max_conns_per_client" json:"max_conns_per_client"`
 	// MaxHeaderBytes bounds request headers; larger gets 431. Default 65536.
 	MaxHeaderBytes int `mapstructure:"max_header_bytes" yaml:"max_header_bytes" json:"max_header_bytes"`
 	// ShutdownTimeout is how long SIGTERM waits for in-flight requests. Default "30s".
@@ -80,8 +93,14 @@ type StoreConfig struct {
 	// "redis" (any number of instances share the lines in Redis).
 	Kind string `mapstructure:"kind" yaml:"kind" json:"kind"`
 	// OnError is what happens while the store cannot be reached: "closed"
-	// (default) lets only admitted visitors through, "open" lets everyone.
+	// (default) lets only admitted visitors through, "open" lets everyone
+	// once the store has failed for OpenAfter.
 	OnError string `mapstructure:"on_error" yaml:"on_error" json:"on_error"`
+	// OpenAfter is how long every call to the store must have failed
+	// before on_error: open lets everyone through; the first answer closes
+	// it again. A single slow call is held as closed would. Default "2s";
+	// "0s" opens on the first failure.
+	OpenAfter string `mapstructure:"open_after" yaml:"open_after" json:"open_after"`
 	// SessionCache is how long an instance trusts that a visitor the store
 	// found inside is still inside, answering that visitor's next requests
 	// without a store call. A release or an expiry decided on another
@@ -97,13 +116,13 @@ func DefaultConfig() Config {
 	return Config{
 		Listen: ":8080",
 		Server: ServerConfig{
-			ReadHeaderTimeout: "10s", IdleTimeout: "120s", MaxHeaderBytes: 64 << 10,
+			ReadHeaderTimeout: "10s", IdleTimeout: "120s", ReadTimeout: "60s", WriteTimeout: "60s", MaxHeaderBytes: 64 << 10,
 			ShutdownTimeout: "30s", TrustedProxies: []string{},
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json"},
-		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), SessionCache: "1s", Redis: redisstore.DefaultConfig()},
+		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),
 		Bypass: proxy.DefaultBypass(),
 	}

@@ -87,7 +87,6 @@ func (g *generation) buildUpstreams(a *App) error {
 			OwnCookie:      g.ownCookie(),
 			TrustedProxies: g.cfg.trusted,
 			DropHeaders:    drop,
-			OnUpgrade:      g.gate.KeepAlive,
 			OnDone: func(r *http.Request, status int, d time.Duration) {
 				a.metrics.Upstream(name, status, d)
 			},

@@ -8,6 +8,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/waitroom/waitroom/waitroom/redisstore"
 )
 
 // newLogger builds the one root logger: JSON in production, console for
@@ -48,6 +50,7 @@ func writeRedacted(w io.Writer, cfg *Config) error {
 	if c.Store.Redis.Password != "" {
 		c.Store.Redis.Password = redacted
 	}
+	c.Store.Redis.Addrs = redisstore.RedactAddrs(c.Store.Redis.Addrs)
 	rooms := make(map[string]RoomConfig, len(c.Rooms))
 	for name, rc := range c.Rooms {
 		if rc.Identity.Secret != "" {

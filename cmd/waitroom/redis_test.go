@@ -152,7 +152,9 @@ func TestRedis_StoppedMidRun(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			srv := redistest.Start(t)
 			up, site := newUpstream(t)
-			gw, base := startGateway(t, redisConfig(site.URL, "    max_active: 1\n    tick: 50ms", srv.Addr(), mode, ""))
+			// open_after 0s: open at the first failure (TestDoors_OpenOnlyAfterOpenAfter
+			// covers the delay).
+			gw, base := startGateway(t, redisConfig(site.URL, "    max_active: 1\n    tick: 50ms", srv.Addr(), mode+"\n  open_after: 0s", ""))
 			inside, waiting := newVisitor(t, base), newVisitor(t, base)
 			inside.get("/events/1")
 			if waiting.getJSON("/events/1").state() != "waiting" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 const twoInside = `    max_active: 2
@@ -178,10 +180,16 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	if r := a.get("/.waitroom/leave?room=concert"); r.status != http.StatusMethodNotAllowed {
 		t.Fatalf("GET leave: %d", r.status)
 	}
-	// Another site's page must not make a visitor leave.
-	for _, h := range [][]string{{"Sec-Fetch-Site", "cross-site"}, {"Origin", "http://evil.example"}} {
+	// Another site's page must not make a visitor leave, a sibling site
+	// (same-site) included.
+	for _, h := range [][]string{
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Origin", "http://evil.example"},
+		{"Sec-Fetch-Site", "same-site", "Origin", "https://shop.example.com"},
+		{"Origin", "null"},
+	} {
 		if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", h...); r.status != http.StatusForbidden || len(r.header.Values("Set-Cookie")) != 0 {
-			t.Fatalf("cross-site leave with %s: %d %v", h[0], r.status, r.header.Values("Set-Cookie"))
+			t.Fatalf("leave with %v: %d %v", h, r.status, r.header.Values("Set-Cookie"))
 		}
 	}
 	if p := a.getJSON("/events/").position(); p != 1 {
@@ -190,7 +198,8 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/leave?room=concert"); r.status != 200 || len(r.header.Values("Set-Cookie")) != 0 {
 		t.Fatalf("leave without a ticket: %d, Set-Cookie %v", r.status, r.header.Values("Set-Cookie"))
 	}
-	if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", "Accept", "application/json", "Sec-Fetch-Site", "same-origin"); r.status != 200 || r.state() != "left" {
+	// The page's own fetch without Fetch Metadata names this origin.
+	if r := a.do(http.MethodPost, "/.waitroom/leave?room=concert", "Accept", "application/json", "Origin", base); r.status != 200 || r.state() != "left" {
 		t.Fatalf("leave: %d %v", r.status, r.json)
 	}
 	if p := b.getJSON("/events/").position(); p != 1 {
@@ -212,6 +221,20 @@ func TestGateway_TicketNeverCachedPublicly(t *testing.T) {
 	second := v.get("/events/cached")
 	if len(second.header.Values("Set-Cookie")) != 0 || second.header.Get("Cache-Control") != "public, max-age=600" {
 		t.Fatalf("a response without a ticket: Cache-Control %q, Set-Cookie %v", second.header.Get("Cache-Control"), second.header.Values("Set-Cookie"))
+	}
+	// An app carries its ticket in Waitroom-Token and is handed it back on
+	// every proxied answer: each of those is private and varies on it.
+	app := newVisitor(t, base)
+	app.c.Jar = nil
+	token := app.get("/events/").header.Get(waitroom.TokenHeader)
+	if token == "" {
+		t.Fatal("no Waitroom-Token for a client without cookies")
+	}
+	r := app.do(http.MethodGet, "/events/cached", waitroom.TokenHeader, token)
+	cc, vary := r.header.Get("Cache-Control"), strings.Join(r.header.Values("Vary"), ",")
+	if r.header.Get(waitroom.TokenHeader) == "" || strings.Contains(cc, "public") || !strings.Contains(cc, "private") ||
+		!strings.Contains(vary, "Cookie") || !strings.Contains(vary, waitroom.TokenHeader) {
+		t.Fatalf("an app's admitted answer: Cache-Control %q, Vary %q, token %t", cc, vary, r.header.Get(waitroom.TokenHeader) != "")
 	}
 }
 

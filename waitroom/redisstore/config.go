@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,12 @@ import (
 type Config struct {
 	// Addrs: one address for a single server, several for a Redis Cluster
 	// (any of its nodes), or the Sentinels when MasterName is set. An
-	// address is "host:port", or a unix socket path starting with "/" or
-	// "unix:". Default ["127.0.0.1:6379"].
+	// address is "host:port", a URL "redis://[user:password@]host[:port][/db]"
+	// ("rediss://" for TLS), as managed Redis services hand them out, or a
+	// unix socket path starting with "/" or "unix:". Credentials and a
+	// database in URLs fill Username, Password and DB, and must agree with
+	// them and with each other. Wherever an address is printed, its
+	// password is redacted (RedactAddr). Default ["127.0.0.1:6379"].
 	Addrs []string `mapstructure:"addrs" yaml:"addrs" json:"addrs"`
 	// MasterName is the Sentinel master's name; empty: no Sentinel.
 	MasterName string `mapstructure:"master_name" yaml:"master_name" json:"master_name"`
@@ -45,6 +50,10 @@ type Config struct {
 	DialTimeout  string `mapstructure:"dial_timeout" yaml:"dial_timeout" json:"dial_timeout"`
 	ReadTimeout  string `mapstructure:"read_timeout" yaml:"read_timeout" json:"read_timeout"`
 	WriteTimeout string `mapstructure:"write_timeout" yaml:"write_timeout" json:"write_timeout"`
+	// RequireNoEviction refuses to start on a Redis whose maxmemory-policy
+	// may evict keys: an evicted line loses places silently. Default false:
+	// such a Redis is a loud warning at start and in /readyz.
+	RequireNoEviction bool `mapstructure:"require_noeviction" yaml:"require_noeviction" json:"require_noeviction"`
 }
 
 // DefaultConfig is a local Redis with short timeouts.
@@ -77,9 +86,10 @@ func NewClient(c Config) (redis.UniversalClient, error) {
 // options checks the config and turns it into go-redis options.
 func (c Config) options() (*redis.UniversalOptions, error) {
 	var p conf.Problems
-	addrs, sockets := c.addrs(&p)
+	c, bad := c.fromURLs(&p)
+	addrs, sockets := c.addrs(&p, bad)
 	if sockets > 0 && (len(addrs) > 1 || c.MasterName != "" || c.TLS) {
-		p.Add("addrs", "a unix socket must be the only address, without master_name or tls, got %q", c.Addrs)
+		p.Add("addrs", "a unix socket must be the only address, without master_name or tls, got %q", RedactAddrs(c.Addrs))
 	}
 	if c.DB < 0 {
 		p.Add("db", "must be >= 0, got %d", c.DB)
@@ -117,7 +127,7 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 
 // addrs checks the addresses and returns them as go-redis takes them (a
 // socket as its path), with the number of unix sockets among them.
-func (c Config) addrs(p *conf.Problems) ([]string, int) {
+func (c Config) addrs(p *conf.Problems, reported map[int]bool) ([]string, int) {
 	if len(c.Addrs) == 0 {
 		p.Add("addrs", "must list at least one address, got none")
 	}
@@ -128,14 +138,18 @@ func (c Config) addrs(p *conf.Problems) ([]string, int) {
 		if path, ok := socketPath(a); ok {
 			sockets++
 			if path == "" || !strings.HasPrefix(path, "/") {
-				p.Add(key, "want an absolute unix socket path, got %q", a)
+				p.Add(key, "want an absolute unix socket path, got %q", RedactAddr(a))
 			}
 			out = append(out, path)
 			continue
 		}
 		host, port, err := net.SplitHostPort(a)
+		if reported[i] {
+			out = append(out, a)
+			continue
+		}
 		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			p.Add(key, `want "host:port" or a unix socket path, got %q`, a)
+			p.Add(key, `want "host:port", a redis:// URL or a unix socket path, got %q`, RedactAddr(a))
 		}
 		out = append(out, a)
 	}
@@ -155,4 +169,93 @@ func socketPath(addr string) (string, bool) {
 		rest = strings.TrimPrefix(rest, "//")
 	}
 	return rest, true
+}
+
+// fromURLs turns redis:// and rediss:// addresses into host:port, moving
+// their credentials, database and TLS into the config, and records where
+// they disagree. It returns the indexes of the addresses it reported.
+func (c Config) fromURLs(p *conf.Problems) (Config, map[int]bool) {
+	addrs := make([]string, len(c.Addrs))
+	bad := map[int]bool{}
+	var from string // the first URL that set the credentials
+	for i, a := range c.Addrs {
+		addrs[i] = a
+		scheme, _, ok := strings.Cut(a, "://")
+		if !ok || (scheme != "redis" && scheme != "rediss") {
+			continue
+		}
+		key := fmt.Sprintf("addrs[%d]", i)
+		u, err := url.Parse(a)
+		if err != nil || u.Hostname() == "" || u.RawQuery != "" || u.Fragment != "" {
+			p.Add(key, "want redis://[user:password@]host[:port][/db], got %q", RedactAddr(a))
+			bad[i] = true
+			continue
+		}
+		port := u.Port()
+		if port == "" {
+			port = "6379"
+		}
+		addrs[i] = net.JoinHostPort(u.Hostname(), port)
+		if scheme == "rediss" {
+			c.TLS = true
+		}
+		if db := strings.Trim(u.Path, "/"); db != "" {
+			n, err := strconv.Atoi(db)
+			switch {
+			case err != nil || n < 0:
+				p.Add(key, "the database must be a number, got %q", RedactAddr(a))
+			case c.DB != 0 && c.DB != n:
+				p.Add(key, "names database %d but db is %d", n, c.DB)
+			default:
+				c.DB = n
+			}
+		}
+		if u.User == nil {
+			continue
+		}
+		user, pass := u.User.Username(), ""
+		if pw, set := u.User.Password(); set {
+			pass = pw
+		}
+		if (c.Username != "" && c.Username != user) || (c.Password != "" && c.Password != pass) {
+			other := "username and password"
+			if from != "" {
+				other = from
+			}
+			p.Add(key, "carries other credentials than %s, got %q", other, RedactAddr(a))
+			continue
+		}
+		c.Username, c.Password = user, pass
+		if from == "" {
+			from = key
+		}
+	}
+	c.Addrs = addrs
+	return c, bad
+}
+
+// RedactAddr hides the password of a redis:// address, for logs and for
+// `waitroom check`; other addresses carry none and come back as they are.
+func RedactAddr(a string) string {
+	if !strings.Contains(a, "@") {
+		return a
+	}
+	if u, err := url.Parse(a); err == nil && u.User != nil {
+		if _, set := u.User.Password(); !set {
+			// "redis://secret@host": a lone user part is often the password.
+			u.User = url.User("xxxxx")
+		}
+		return u.Redacted()
+	}
+	// Unparseable but holding an "@": keep only what follows it.
+	return "xxxxx@" + a[strings.LastIndex(a, "@")+1:]
+}
+
+// RedactAddrs is RedactAddr over a list.
+func RedactAddrs(as []string) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = RedactAddr(a)
+	}
+	return out
 }

@@ -26,9 +26,9 @@ func TestConfig_ValidateListsEveryProblem(t *testing.T) {
 	}{
 		{"no addrs", func(c *redisstore.Config) { c.Addrs = nil }, []string{"addrs: must list at least one address, got none"}},
 		{"no port", func(c *redisstore.Config) { c.Addrs = []string{"localhost"} },
-			[]string{`addrs[0]: want "host:port" or a unix socket path, got "localhost"`}},
+			[]string{`addrs[0]: want "host:port", a redis:// URL or a unix socket path, got "localhost"`}},
 		{"bad port", func(c *redisstore.Config) { c.Addrs = []string{"a:1", "b:0"} },
-			[]string{`addrs[1]: want "host:port" or a unix socket path, got "b:0"`}},
+			[]string{`addrs[1]: want "host:port", a redis:// URL or a unix socket path, got "b:0"`}},
 		{"relative socket", func(c *redisstore.Config) { c.Addrs = []string{"unix:r.sock"} },
 			[]string{`addrs[0]: want an absolute unix socket path, got "unix:r.sock"`}},
 		{"socket in a cluster", func(c *redisstore.Config) { c.Addrs = []string{"/r.sock", "a:1"} },
