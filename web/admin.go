@@ -30,9 +30,10 @@ type AdminOptions struct {
 	Pages *Pages
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
-	// Ready reports whether the gateway can serve: store reachable, config
-	// loaded. nil is always ready.
-	Ready func(ctx context.Context) error
+	// Ready reports whether the gateway can serve (store reachable, config
+	// loaded) and what an operator should fix even so (a Redis that may
+	// evict keys), one line each in /readyz's body. nil is always ready.
+	Ready func(ctx context.Context) (warnings []string, err error)
 	Log   *zap.Logger
 }
 
@@ -137,11 +138,18 @@ func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 	if a.Ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := a.Ready(ctx); err != nil {
+		warnings, err := a.Ready(ctx)
+		if err != nil {
 			a.Log.Debug("not ready", zap.Error(err))
 			plain(w, http.StatusServiceUnavailable, "not ready")
 			return
 		}
+		msg := "ready"
+		for _, line := range warnings {
+			msg += "\nwarning: " + line
+		}
+		plain(w, http.StatusOK, msg)
+		return
 	}
 	plain(w, http.StatusOK, "ready")
 }
