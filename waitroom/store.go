@@ -20,6 +20,30 @@ var (
 	ErrRoomClosed = errors.New("room closed (mode reject)")
 	// ErrTooManySockets: the session holds Limits.MaxSockets sockets already.
 	ErrTooManySockets = errors.New("too many sockets for one session")
+	// ErrTooManyRooms: a room template has its max_rooms rooms in use.
+	ErrTooManyRooms = errors.New("too many rooms of the template in use")
+	// ErrExists: a room definition of that name exists already.
+	ErrExists = errors.New("exists already")
+)
+
+// Definitions are the rooms created at run time (the admin API), as the
+// store keeps them for every instance: each room's name and its body, an
+// opaque document (JSON settings and routes) that the caller writes and
+// validates. Version changes with every write, so an instance polls it
+// cheaply and reads the bodies only when it moved.
+type Definitions struct {
+	Version int64
+	Bodies  map[string][]byte
+}
+
+// PutMode says whether PutDefinition creates or replaces.
+type PutMode int
+
+const (
+	// PutCreate adds a definition; ErrExists if one has the name.
+	PutCreate PutMode = iota + 1
+	// PutReplace replaces one; ErrNotFound if none has the name.
+	PutReplace
 )
 
 // SocketOp is what Store.Socket does with one of a session's sockets.
@@ -327,6 +351,29 @@ type Store interface {
 	// empty network always allows. Errors: ErrUnavailable, ErrClosed.
 	Allow(ctx context.Context, room, kind, network string, limit Rate) (time.Duration, error)
 
+	// UseRoom records that room, one of template's rooms (a room filled in
+	// from a route's path parameter), is in use now, and refuses it
+	// (ErrTooManyRooms) when max of the template's rooms are in use already,
+	// across all instances. A room not used for idle is not in use any
+	// more. A room already in use is never refused. Errors:
+	// ErrTooManyRooms, ErrUnavailable, ErrClosed.
+	UseRoom(ctx context.Context, template, room string, max int, idle time.Duration) error
+
+	// DefinitionsVersion returns Definitions.Version without the bodies: 0
+	// before the first write. Errors: ErrUnavailable, ErrClosed.
+	DefinitionsVersion(ctx context.Context) (int64, error)
+	// LoadDefinitions returns every definition. Errors: ErrUnavailable,
+	// ErrClosed.
+	LoadDefinitions(ctx context.Context) (Definitions, error)
+	// PutDefinition creates or replaces the definition of name (see
+	// PutMode) and returns the new version. Errors: ErrExists, ErrNotFound,
+	// ErrUnavailable, ErrClosed.
+	PutDefinition(ctx context.Context, name string, body []byte, mode PutMode) (int64, error)
+	// DeleteDefinition removes the definition of name and returns the new
+	// version. The room's line and sessions are left to expire. Errors:
+	// ErrNotFound, ErrUnavailable, ErrClosed.
+	DeleteDefinition(ctx context.Context, name string) (int64, error)
+
 	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
 	Stats(ctx context.Context, room string) (Stats, error)
 
@@ -374,6 +421,13 @@ type Limits struct {
 	// MaxSockets bounds the sockets one admitted session holds open at
 	// once (Store.Socket); 0 is unbounded.
 	MaxSockets int
+	// Idle, when not 0, is how long the room's data outlives its last
+	// activity (a room filled in from a template, which comes and goes):
+	// its line, sessions and ticket counter then expire this long after
+	// the last tick or visitor, instead of the defaults (hours for the
+	// line, a month for the counter). Its override, which may hold a
+	// "closed" the site asked for, keeps the long lifetime.
+	Idle time.Duration
 	// PlaceWithin is how long a ticket handed out may take to come back
 	// and take its place (PlacementWindow: AbandonAfter when 0). Until
 	// then the places behind it count it, so a position never grows when
