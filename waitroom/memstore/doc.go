@@ -15,6 +15,12 @@
 //   - the runtime override (SetOverride), copied in and out, so callers
 //     never share it with the room.
 //
+// Rooms filled in from templates come and go: a room whose limits carry an
+// Idle is dropped from the store when another room is created and nobody
+// used it for longer (reads do not count), unless it holds an override,
+// which may be a "closed" the site asked for. UseRoom keeps, per template,
+// each room's last use; the definitions are a map with a version counter.
+//
 // Ticks and AdmitN take the line's head, or with Limits.Random a uniformly
 // random place among those eligible: the skip list's spans find the k-th
 // visitor in O(log n), so a random pick costs what a head pick does. AdmitN

@@ -85,5 +85,6 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 		return waitroom.Admitted{}, err
 	}
 	defer r.mu.Unlock()
+	r.use(now, lim)
 	return r.admitN(now, lim, n), nil
 }

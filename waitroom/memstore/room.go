@@ -59,6 +59,14 @@ type room struct {
 	// sockets are each admitted visitor's open sockets with the time each
 	// was last held (Store.Socket).
 	sockets map[string]map[string]time.Time
+
+	// idle is Limits.Idle as the last call that carried the room's limits
+	// gave it, and used the time of that call; gone marks a room the store
+	// dropped for it (see sweep), so a call that found it just before
+	// looks again.
+	idle time.Duration
+	used time.Time
+	gone bool
 }
 
 func newRoom(now time.Time) *room {

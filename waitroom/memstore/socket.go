@@ -21,6 +21,7 @@ func (s *Store) Socket(ctx context.Context, room string, lim waitroom.Limits, vi
 		return waitroom.ErrNotFound
 	}
 	defer r.mu.Unlock()
+	r.use(now, lim)
 	return r.socket(now, lim, visitor, socket, op, 3*every)
 }
 

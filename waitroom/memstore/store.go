@@ -17,6 +17,11 @@ type Store struct {
 
 	mu    sync.RWMutex
 	rooms map[string]*room // nil once closed
+
+	// templates is UseRoom's registry; defs the definitions. Each has a
+	// lock of its own: neither is on a room's path.
+	templates templates
+	defs      definitions
 }
 
 var _ waitroom.Store = (*Store)(nil)
@@ -32,7 +37,9 @@ func WithClock(clock func() time.Time) Option {
 
 // New returns an empty store.
 func New(opts ...Option) *Store {
-	s := &Store{clock: time.Now, rooms: make(map[string]*room)}
+	s := &Store{clock: time.Now, rooms: make(map[string]*room),
+		templates: templates{used: make(map[string]map[string]time.Time)},
+		defs:      definitions{bodies: make(map[string][]byte)}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -46,6 +53,7 @@ func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v 
 		return waitroom.Decision{}, err
 	}
 	defer r.mu.Unlock()
+	r.use(now, lim)
 	return r.decide(now, lim, v, join), nil
 }
 
@@ -58,6 +66,7 @@ func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (wa
 		return waitroom.Admitted{}, err
 	}
 	defer r.mu.Unlock()
+	r.use(now, lim)
 	return r.tick(now, lim), nil
 }
 
@@ -108,6 +117,8 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	s.rooms = nil
 	s.mu.Unlock()
+	s.templates.close()
+	s.defs.close()
 	return nil
 }
 
@@ -118,14 +129,22 @@ func (s *Store) enter(ctx context.Context, name string, create bool) (*room, tim
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
-	r, err := s.lookup(name, create)
-	if r == nil {
-		return nil, time.Time{}, err
+	for {
+		r, err := s.lookup(name, create)
+		if r == nil {
+			return nil, time.Time{}, err
+		}
+		r.mu.Lock()
+		if r.gone {
+			// Dropped for idleness between the lookup and the lock: what
+			// this call does belongs to the room's next incarnation.
+			r.mu.Unlock()
+			continue
+		}
+		// Read the clock under the lock, so that calls see time in the
+		// order they change the room.
+		return r, r.now(s.clock()), nil
 	}
-	r.mu.Lock()
-	// Read the clock under the lock, so that calls see time in the order
-	// they change the room.
-	return r, r.now(s.clock()), nil
 }
 
 func (s *Store) lookup(name string, create bool) (*room, error) {
@@ -147,7 +166,9 @@ func (s *Store) lookup(name string, create bool) (*room, error) {
 		return nil, waitroom.ErrClosed
 	}
 	if r = s.rooms[name]; r == nil {
-		r = newRoom(s.clock())
+		now := s.clock()
+		s.sweep(now)
+		r = newRoom(now)
 		s.rooms[name] = r
 	}
 	return r, nil
