@@ -5,8 +5,9 @@
 // number and however their clocks drift.
 //
 // Every change is one Lua script (lua/decide.lua, admit.lua, release.lua,
-// override.lua, shuffle.lua; stats.lua reads), so Redis runs it atomically,
-// and every script reads the time with TIME: Redis is the only clock. The
+// override.lua, shuffle.lua, useroom.lua, definition.lua; stats.lua
+// reads), so Redis runs it atomically, and every script reads the time
+// with TIME: Redis is the only clock. The
 // scripts share lua/prelude.lua (key names, units, the clock) and
 // lua/common.lua (helpers) as text, put in front of them when they are
 // loaded. Each instance runs its own admission ticker and no leader is
@@ -33,6 +34,15 @@
 //	{wr:R}:override  hash        the runtime override (admin API): max_active, admit_rate as
 //	                             written in YAML ("300/m", "unlimited"), mode, message, and
 //	                             changed (microseconds); a field absent keeps the configuration
+//
+// Two more keys serve every room, each under a hash tag of its own; they
+// never meet a room's keys, which carry a suffix after the tag, and room
+// names hold no colon:
+//
+//	{wr:tpl:T}       sorted set  room by last use (microseconds): template T's rooms in use
+//	                             (UseRoom), at most its max_rooms; expires twice idle after the last use
+//	{wr:defs}        hash        the rooms created at run time, each body under its name, and
+//	                             #version, which every put and delete moves on; never expires
 //
 // The counter, its seed and the grace share one hash (rather than a :seq
 // string beside a :meta hash) because they must live and die together: a
@@ -76,8 +86,9 @@
 // knowing from the write's own answer whether it might have (a new line, a
 // new field, a last-poll string that the write itself ends), so the common
 // case costs nothing. Redis must not evict keys (maxmemory-policy
-// noeviction): every key has a TTL, so a volatile-* policy could take a
-// line away.
+// noeviction): every room key has a TTL, so a volatile-* policy could take
+// a line away, and the definitions have none, so an allkeys-* policy could
+// take them.
 //
 // # Overrides and admission on demand
 //

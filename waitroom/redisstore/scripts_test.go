@@ -98,7 +98,7 @@ func TestUnavailableError_IsErrUnavailableAndKeepsTheCause(t *testing.T) {
 // its flags line, which Redis reads only as the first line.
 func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 	t.Parallel()
-	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript} {
+	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript, useRoomScript, definitionScript} {
 		src := mustRead(sc.name)
 		if !strings.HasPrefix(src, "-- "+sc.name+": Store.") {
 			t.Errorf("%s does not say which Store method runs it", sc.name)
