@@ -85,10 +85,13 @@
 // write that may create a key gives it its lifetime then (PEXPIRE NX),
 // knowing from the write's own answer whether it might have (a new line, a
 // new field, a last-poll string that the write itself ends), so the common
-// case costs nothing. Redis must not evict keys (maxmemory-policy
-// noeviction): every room key has a TTL, so a volatile-* policy could take
-// a line away, and the definitions have none, so an allkeys-* policy could
-// take them.
+// case costs nothing. A room with an Idle (one filled in from a template)
+// has Idle for both lifetimes instead, so it is gone Idle after its last
+// tick; but its override keeps its month, since it may hold a "closed" the
+// site asked for (admit.lua is told the override's lifetime apart from the
+// meta keys'). Redis must not evict keys (maxmemory-policy noeviction):
+// every room key has a TTL, so a volatile-* policy could take a line away,
+// and the definitions have none, so an allkeys-* policy could take them.
 //
 // # Overrides and admission on demand
 //

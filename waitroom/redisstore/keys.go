@@ -89,9 +89,10 @@ func (c *cache) keys(prefix, room string) []string {
 }
 
 // limitArgs is the ARGV block decide.lua and admit.lua share
-// (lua/prelude.lua): key lifetimes in milliseconds, then the limits, with
-// durations in microseconds, the scripts' unit of time, and Random as 1/0.
-// The result must not be modified.
+// (lua/prelude.lua): the data and meta key lifetimes in milliseconds
+// (Limits.Idle for both when set), then the limits, with durations in
+// microseconds, the scripts' unit of time, and Random as 1/0, then the
+// override's lifetime. The result must not be modified.
 func (c *cache) limitArgs(lim waitroom.Limits) []any {
 	c.mu.RLock()
 	args, ok := c.limits[lim]
@@ -106,8 +107,15 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 	if !lim.JoinLimit.IsUnlimited() {
 		joinN, joinPer = lim.JoinLimit.N, lim.JoinLimit.Per.Microseconds()
 	}
+	data, meta := dataTTL(lim), metaTTL
+	if lim.Idle > 0 {
+		// A room that comes and goes: its line and its counter go with it,
+		// in whole milliseconds, at least one (PEXPIRE 0 would delete).
+		data = max(lim.Idle, time.Millisecond)
+		meta = data
+	}
 	args = []any{
-		dataTTL(lim).Milliseconds(), metaTTL.Milliseconds(),
+		data.Milliseconds(), meta.Milliseconds(),
 		int64(lim.MaxActive), rateN, ratePer,
 		int64(max(1, lim.AdmitBurst)), // a hand-made Limits with 0 still gets one token
 		lim.SessionTTL.Microseconds(), lim.RenewInterval().Microseconds(),
@@ -115,6 +123,9 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 		flag(lim.Random),
 		joinN, joinPer, lim.MaxWaiting, int64(lim.SessionClients), lim.SessionMax.Microseconds(),
 		flag(lim.Prequeue), lim.PlacementWindow().Microseconds(),
+		// The override keeps its month whatever Idle says: it may hold a
+		// "closed" that must outlive the room's line.
+		metaTTL.Milliseconds(),
 	}
 	c.mu.Lock()
 	if c.limits == nil {

@@ -286,7 +286,10 @@ if ttl ~= L.dataTTL then
   redis.call('HSET', K_META, 'ttl', L.dataTTL) -- for release.lua, which has no limits
 end
 -- While gateways tick a room, none of its keys expire, even if nothing
--- else happens (a paused room whose line just waits).
-keep(L.metaTTL, K_META, K_RESTORED, K_OVERRIDE)
+-- else happens (a paused room whose line just waits). The override keeps
+-- its own lifetime: with an Idle the meta keys' is short, and a "closed"
+-- must outlive them.
+keep(L.metaTTL, K_META, K_RESTORED)
+keep(L.overrideTTL, K_OVERRIDE)
 keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS)
 return {admitted, abandoned, expired, more}

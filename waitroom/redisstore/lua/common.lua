@@ -32,7 +32,7 @@ local function limits()
     joinN = tonumber(ARGV[A_JOIN_N]), joinPer = tonumber(ARGV[A_JOIN_PER]),
     maxWaiting = tonumber(ARGV[A_MAX_WAITING]), clients = tonumber(ARGV[A_CLIENTS]),
     sessionMax = tonumber(ARGV[A_SESSION_MAX]), prequeue = ARGV[A_PREQUEUE] == '1',
-    placeWithin = tonumber(ARGV[A_PLACE_WITHIN]),
+    placeWithin = tonumber(ARGV[A_PLACE_WITHIN]), overrideTTL = tonumber(ARGV[A_OVERRIDE_TTL]),
   }
 end
 

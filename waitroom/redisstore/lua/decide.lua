@@ -138,7 +138,7 @@ local seed, base, grace, floor, pbase = room()
 if not seed then
   seed, base, floor, pbase = now, now + 1, now, now + 1
   redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0,
-    'floor', floor, 'pbase', pbase, 'marks', string.format('%d:%d', now, seed))
+    'floor', floor, 'pbase', pbase, 'marks', string.format('%d:%d', now, seed), 'ttl', L.dataTTL)
   redis.call('PEXPIRE', K_META, L.metaTTL)
 end
 

@@ -19,12 +19,14 @@ local K_OVERRIDE, K_PLACED, K_CLIENTS = KEYS[10], KEYS[11], KEYS[12]
 
 -- The ARGV block decide.lua and admit.lua share (keys.go, limitArgs): key
 -- lifetimes in milliseconds, then the room's limits with durations in
--- microseconds. A script's own arguments follow it, from LIMIT_ARGS + 1.
+-- microseconds, then the override's lifetime, which is not the meta
+-- keys' when the room has an Idle. A script's own arguments follow it,
+-- from LIMIT_ARGS + 1.
 local A_DATA_TTL, A_META_TTL, A_MAX, A_RATE_N, A_RATE_PER, A_BURST = 1, 2, 3, 4, 5, 6
 local A_TTL, A_RENEW, A_ABANDON, A_GRACE, A_RANDOM = 7, 8, 9, 10, 11
 local A_JOIN_N, A_JOIN_PER, A_MAX_WAITING, A_CLIENTS, A_SESSION_MAX, A_PREQUEUE = 12, 13, 14, 15, 16, 17
-local A_PLACE_WITHIN = 18
-local LIMIT_ARGS = 18
+local A_PLACE_WITHIN, A_OVERRIDE_TTL = 18, 19
+local LIMIT_ARGS = 19
 
 -- Where decide.lua's reply says the visitor stands (store.go: replyNone,
 -- replyWaiting, replyAdmitted), what else it did (the F_ flags, added up),

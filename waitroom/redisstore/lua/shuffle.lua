@@ -1,7 +1,8 @@
 -- shuffle.lua: Store.Shuffle. ARGV: the key of this shuffle, the seed, and
--- the meta key's lifetime in milliseconds. Reply: {shuffled, fresh}: fresh
--- is 0 when this key was used before (nothing changes; the seed recorded
--- then stays in K_META's shuffle_seed).
+-- the meta key's lifetime in milliseconds, which it gets only if this call
+-- creates it: a room with an Idle keeps its short one. Reply: {shuffled,
+-- fresh}: fresh is 0 when this key was used before (nothing changes; the
+-- seed recorded then stays in K_META's shuffle_seed).
 --
 -- Everyone waiting is ordered by SHA-1 of seed..id and given, in that
 -- order, the ticket numbers they hold among them; each one's last poll
@@ -18,7 +19,7 @@ if preqMin == nil or preqMax == nil then
   -- No pre-queue: nobody came early, and whoever came later keeps the
   -- order of arrival.
   redis.call('HSET', K_META, 'shuffle_key', KEY, 'shuffle_seed', SEED)
-  keep(TTL, K_META)
+  expiring(TTL, K_META)
   return {0, 1}
 end
 
@@ -49,5 +50,5 @@ for i, id in ipairs(ids) do
   end
 end
 redis.call('HSET', K_META, 'shuffle_key', KEY, 'shuffle_seed', SEED)
-keep(TTL, K_META)
+expiring(TTL, K_META)
 return {#ids, 1}
