@@ -70,14 +70,17 @@ func classOf(status int) int {
 }
 
 // StoreOp observes one store call op that took d and returned err. The
-// result is "ok" for a nil error and also for waitroom.ErrNotFound and
-// waitroom.ErrTooManySockets, expected answers (releasing a visitor already
-// gone, a session's socket too many), not store failures;
-// "canceled" when the caller's context was canceled (a visitor closing the
-// tab says nothing about the store); "error" otherwise, timeouts included.
-// Store calls this for every method; the op names are decide, admit,
-// admit_n, release, stats, ping, set_override, clear_override, override,
-// shuffle, socket and allow.
+// result is "ok" for a nil error and also for waitroom.ErrNotFound,
+// waitroom.ErrTooManySockets, waitroom.ErrTooManyRooms and
+// waitroom.ErrExists, expected answers (releasing a visitor already gone, a
+// session's socket too many, a template's room too many, a definition
+// created twice), not store failures; "canceled" when the caller's context
+// was canceled (a visitor closing the tab says nothing about the store);
+// "error" otherwise, timeouts included. Store calls this for every method;
+// the op names are decide, admit, admit_n, release, stats, ping,
+// set_override, clear_override, override, shuffle, socket, allow,
+// use_room, definitions_version, load_definitions, put_definition and
+// delete_definition.
 func (m *Metrics) StoreOp(op string, d time.Duration, err error) {
 	if m == nil {
 		return
@@ -95,7 +98,8 @@ func (m *Metrics) storeOp(op int, d time.Duration, err error) {
 
 func resultOf(err error) int {
 	switch {
-	case err == nil, errors.Is(err, waitroom.ErrNotFound), errors.Is(err, waitroom.ErrTooManySockets):
+	case err == nil, errors.Is(err, waitroom.ErrNotFound), errors.Is(err, waitroom.ErrTooManySockets),
+		errors.Is(err, waitroom.ErrTooManyRooms), errors.Is(err, waitroom.ErrExists):
 		return resultOK
 	case errors.Is(err, context.Canceled):
 		return resultCanceled

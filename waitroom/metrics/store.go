@@ -85,6 +85,41 @@ func (t *timedStore) Allow(ctx context.Context, room, kind, network string, limi
 	return wait, err
 }
 
+func (t *timedStore) UseRoom(ctx context.Context, template, room string, max int, idle time.Duration) error {
+	start := time.Now()
+	err := t.s.UseRoom(ctx, template, room, max, idle)
+	t.done(opUseRoom, start, err)
+	return err
+}
+
+func (t *timedStore) DefinitionsVersion(ctx context.Context) (int64, error) {
+	start := time.Now()
+	v, err := t.s.DefinitionsVersion(ctx)
+	t.done(opDefinitionsVersion, start, err)
+	return v, err
+}
+
+func (t *timedStore) LoadDefinitions(ctx context.Context) (waitroom.Definitions, error) {
+	start := time.Now()
+	d, err := t.s.LoadDefinitions(ctx)
+	t.done(opLoadDefinitions, start, err)
+	return d, err
+}
+
+func (t *timedStore) PutDefinition(ctx context.Context, name string, body []byte, mode waitroom.PutMode) (int64, error) {
+	start := time.Now()
+	v, err := t.s.PutDefinition(ctx, name, body, mode)
+	t.done(opPutDefinition, start, err)
+	return v, err
+}
+
+func (t *timedStore) DeleteDefinition(ctx context.Context, name string) (int64, error) {
+	start := time.Now()
+	v, err := t.s.DeleteDefinition(ctx, name)
+	t.done(opDeleteDefinition, start, err)
+	return v, err
+}
+
 func (t *timedStore) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
 	start := time.Now()
 	st, err := t.s.Stats(ctx, room)

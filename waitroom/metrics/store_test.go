@@ -63,6 +63,19 @@ func storeScript(ids []string) []call {
 		call{name: "ping", op: "ping", result: "ok", do: func(ctx context.Context, s waitroom.Store) (any, error) {
 			return nil, s.Ping(ctx)
 		}},
+		call{name: "use a room", op: "use_room", result: "ok", do: useRoom("a")},
+		call{name: "a room too many", op: "use_room", result: "ok", do: useRoom("b")},
+		call{name: "create", op: "put_definition", result: "ok", do: putDefinition(waitroom.PutCreate)},
+		call{name: "create again", op: "put_definition", result: "ok", do: putDefinition(waitroom.PutCreate)},
+		call{name: "replace", op: "put_definition", result: "ok", do: putDefinition(waitroom.PutReplace)},
+		call{name: "version", op: "definitions_version", result: "ok", do: func(ctx context.Context, s waitroom.Store) (any, error) {
+			return s.DefinitionsVersion(ctx)
+		}},
+		call{name: "load", op: "load_definitions", result: "ok", do: func(ctx context.Context, s waitroom.Store) (any, error) {
+			return s.LoadDefinitions(ctx)
+		}},
+		call{name: "delete", op: "delete_definition", result: "ok", do: deleteDefinition},
+		call{name: "delete missing", op: "delete_definition", result: "ok", do: deleteDefinition},
 		call{name: "visitor gone", op: "decide", result: "canceled", canceled: true, do: decide(ids[5], waitroom.JoinTicket)},
 		call{name: "close", do: func(_ context.Context, s waitroom.Store) (any, error) { return nil, s.Close() }},
 		call{name: "ping closed", op: "ping", result: "error", do: func(ctx context.Context, s waitroom.Store) (any, error) {
@@ -74,6 +87,25 @@ func storeScript(ids []string) []call {
 			return s.Override(ctx, room)
 		}},
 	)
+}
+
+// useRoom uses a room of a template that holds one; ErrTooManyRooms, an
+// expected answer, is an "ok".
+func useRoom(name string) func(context.Context, waitroom.Store) (any, error) {
+	return func(ctx context.Context, s waitroom.Store) (any, error) {
+		return nil, s.UseRoom(ctx, "events", name, 1, time.Hour)
+	}
+}
+
+// putDefinition puts room "pop-up"; ErrExists and ErrNotFound are "ok".
+func putDefinition(mode waitroom.PutMode) func(context.Context, waitroom.Store) (any, error) {
+	return func(ctx context.Context, s waitroom.Store) (any, error) {
+		return s.PutDefinition(ctx, "pop-up", []byte(`{"max_active":5}`), mode)
+	}
+}
+
+func deleteDefinition(ctx context.Context, s waitroom.Store) (any, error) {
+	return s.DeleteDefinition(ctx, "pop-up")
 }
 
 // TestStore_PassesResultsThrough runs one script against a bare memstore and
