@@ -13,8 +13,11 @@
 // stores to the runtime side of the contract: overrides shared by every
 // instance, merged and cleared; AdmitN within max_active and without
 // tokens; random admission (Limits.Random) that reaches everyone once, out
-// of ticket order, within the same limits; and the modes of
-// waitroom.Override.Apply as a store sees them.
+// of ticket order, within the same limits; the modes of
+// waitroom.Override.Apply as a store sees them; and rooms as data: a
+// template's rooms in use capped across instances (UseRoom), rooms with
+// an Idle forgotten when nobody uses them but for their override, and the
+// definitions with their version, the same from every instance.
 //
 // It runs on real time only, since a shared backend keeps its own clock:
 // TTLs are a few hundred milliseconds, upper bounds (max_active, the bucket)

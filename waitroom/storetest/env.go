@@ -42,6 +42,11 @@ func newEnv(t *testing.T, newStores NewFunc, n int) *env {
 	return &env{t: t, newStores: newStores, stores: stores, room: roomName(t)}
 }
 
+// beside is another room on the same stores, named after e's.
+func (e *env) beside(suffix string) *env {
+	return &env{t: e.t, newStores: e.newStores, stores: e.stores, room: e.room + "-" + suffix}
+}
+
 // roomName is unique per subtest and run, and safe in a Redis key.
 func roomName(t *testing.T) string {
 	name := strings.NewReplacer("/", "-", "=", "").Replace(t.Name())

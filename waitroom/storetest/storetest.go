@@ -81,4 +81,10 @@ var cases = []testCase{
 	{"SocketsPerSession", many, testSocketsPerSession},
 	{"SocketEndsWithSession", many, testSocketEndsWithSession},
 	{"Allowance", many, testAllowance},
+	{"UseRoomCap", many, testUseRoomCap},
+	{"UseRoomIdle", many, testUseRoomIdle},
+	{"IdleRoomForgotten", many, testIdleRoomForgotten},
+	{"Definitions", many, testDefinitions},
+	{"DefinitionsAtOnce", many, testDefinitionsAtOnce},
+	{"DefinitionBounds", one, testDefinitionBounds},
 }
