@@ -45,6 +45,7 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzClientAddr$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzHeaderKind$$' -fuzztime=$(FUZZTIME) ./proxy/
+	$(GO) test -run='^$$' -fuzz='^FuzzTemplateMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 
 # Each run of BenchmarkPath (saturation) and BenchmarkLatency (a steady
 # rate) puts bare proxy and gateway side by side, so the runs alternate;

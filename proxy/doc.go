@@ -48,10 +48,11 @@
 //
 // What the visitor sees. An unreachable upstream is a 502, a slow one a 504,
 // both rendered by the injected error page; a client that went away is logged
-// as 499. A "Waitroom-Command: release" response header (or trailer) ends the
-// visitor's session through a callback and never reaches the browser.
-// WebSocket upgrades pass through and the caller is told when each one ends;
-// "Upgrade: h2c" is refused with 400.
+// as 499. A "Waitroom-Command" response header (or trailer) is handed to a
+// callback ("release" ends the visitor's session, "close" and "open" close
+// and reopen the room) and never reaches the browser. WebSocket upgrades pass
+// through and end when their request's context does; "Upgrade: h2c" is
+// refused with 400.
 //
 // The package imports neither waitroom nor web: the error page, the cookie
 // names and the session callbacks are injected through Options, so the header

@@ -166,7 +166,7 @@ func FuzzRouteMatch(f *testing.F) {
 		r, ok := rt.Match(host, clean)
 		// The route is the one for the page a servlet container serves.
 		view := path.Clean(decodeLenient(cutParams((&url.URL{Path: clean}).EscapedPath())))
-		if r2, ok2 := rt.Match(host, view); ok2 != ok || r2 != r {
+		if r2, ok2 := rt.Match(host, view); ok2 != ok || r2.Index != r.Index || r2.Room != r.Room {
 			t.Fatalf("Match(%q, %q) = %+v, but a servlet container serves %q, route %+v", host, clean, r, view, r2)
 		}
 		for i := range rt.routes {

@@ -19,8 +19,8 @@ const (
 	// RoomHeader carries the room the visitor was admitted to.
 	RoomHeader = "Waitroom-Room"
 	// CommandHeader is a response header (or trailer) with which the upstream
-	// instructs the waiting room; "release" ends the visitor's session. It
-	// never reaches the browser.
+	// instructs the waiting room (see Commands); it never reaches the
+	// browser.
 	CommandHeader = "Waitroom-Command"
 )
 

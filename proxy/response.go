@@ -24,13 +24,19 @@ func (u *Upstream) modifyResponse(res *http.Response) error {
 	return nil
 }
 
+// Commands are what an upstream may say in Waitroom-Command, in any case
+// and comma-separated: "release" ends the visitor's session, "close" stops
+// the room issuing tickets (sold out), "open" undoes close. Others are
+// ignored.
+var Commands = [...]string{"release", "close", "open"}
+
 // command acts on Waitroom-Command values and makes sure one response
-// releases the session once, whether it said so in a header, a trailer or
+// gives each command once, whether it said so in a header, a trailer or
 // both.
 type command struct {
-	u        *Upstream
-	res      *http.Response
-	released bool
+	u    *Upstream
+	res  *http.Response
+	done [len(Commands)]bool
 }
 
 func (c *command) take(h http.Header) {
@@ -39,12 +45,14 @@ func (c *command) take(h http.Header) {
 		return
 	}
 	h.Del(CommandHeader)
-	if c.released || !hasToken(vs, "release") {
-		return
-	}
-	c.released = true
-	if c.u.opt.OnRelease != nil {
-		c.u.opt.OnRelease(c.res)
+	for i, name := range Commands {
+		if c.done[i] || !hasToken(vs, name) {
+			continue
+		}
+		c.done[i] = true
+		if c.u.opt.OnCommand != nil {
+			c.u.opt.OnCommand(c.res, name)
+		}
 	}
 }
 

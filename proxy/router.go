@@ -35,8 +35,21 @@ func (c RouteConfig) Validate() error {
 	if rule := checkHost(c.Host); rule != "" {
 		p.Add("host", "%s", rule)
 	}
-	if rule := checkPrefix(c.Path); rule != "" {
+	pat, rule := parsePattern(c.Path)
+	if rule == "" {
+		rule = checkPrefix(strings.NewReplacer("{", "", "}", "").Replace(c.Path))
+	}
+	if rule != "" {
 		p.Add("path", "%s", rule)
+	}
+	if params, ok := TemplateParams(c.Room); !ok {
+		p.Add("room", "a room template names its parameters as {id}, got %q", c.Room)
+	} else {
+		for _, name := range params {
+			if rule == "" && !contains(pat.names, name) {
+				p.Add("room", "names {%s}, which the path %q does not have", name, c.Path)
+			}
+		}
 	}
 	if c.Upstream == "" {
 		p.Add("upstream", "required, got %q", c.Upstream)
@@ -112,9 +125,23 @@ type Route struct {
 	Path string
 	// Upstream names the upstream that serves the route.
 	Upstream string
-	// Room names the room that guards the route; "" for none.
-	Room string
+	// Room names the room that guards the route; "" for none. For a room
+	// template ("event-{id}") it is the room filled in from the path
+	// ("event-123"), and Template is the template.
+	Room     string
+	Template string
+	// Params are the path parameters' names and values (lower case), in
+	// the order the path names them; nil for a path without any.
+	Params []Param
+	// Refused is true when the path fits the route but a parameter's value
+	// is not one (see MaxParamLen): answer 404, never another route.
+	Refused bool
+
+	pat pattern
 }
+
+// Param is one path parameter as matched.
+type Param struct{ Name, Value string }
 
 // Router picks the route for a request. It is immutable once built and safe
 // for concurrent use; a reload builds a new one.
@@ -137,9 +164,13 @@ func NewRouter(routes []RouteConfig) (*Router, error) {
 func newRouter(routes []RouteConfig) *Router {
 	rt := &Router{routes: make([]Route, len(routes))}
 	for i, rc := range routes {
+		pat, _ := parsePattern(rc.Path) // checked by routeProblems
 		rt.routes[i] = Route{
 			Index: i, Host: normalizeHost(rc.Host), Path: lowerASCII(rc.Path),
-			Upstream: rc.Upstream, Room: rc.Room,
+			Upstream: rc.Upstream, Room: rc.Room, pat: pat,
+		}
+		if IsTemplate(rc.Room) {
+			rt.routes[i].Template = rc.Room
 		}
 	}
 	slices.SortStableFunc(rt.routes, func(a, b Route) int {
@@ -149,7 +180,7 @@ func newRouter(routes []RouteConfig) *Router {
 			}
 			return 1
 		}
-		return cmp.Compare(len(b.Path), len(a.Path))
+		return cmp.Compare(b.pat.specificity(), a.pat.specificity())
 	})
 	return rt
 }
@@ -167,9 +198,27 @@ func (rt *Router) Match(host, cleanPath string) (Route, bool) {
 		if r.Host != "" && !equalFoldLower(h, r.Host) {
 			continue
 		}
-		if hasPathPrefix(cleanPath, r.Path) {
-			return *r, true
+		if r.pat.literal() {
+			if hasPathPrefix(cleanPath, r.Path) {
+				return *r, true
+			}
+			continue
 		}
+		values, ok, refused := r.pat.match(cleanPath)
+		if !ok {
+			continue
+		}
+		m := *r
+		if refused {
+			m.Room, m.Refused = "", true
+			return m, true
+		}
+		m.Params = make([]Param, len(values))
+		for k, v := range values {
+			m.Params[k] = Param{Name: r.pat.names[k], Value: v}
+		}
+		m.Room = Fill(r.Room, r.pat.names, values)
+		return m, true
 	}
 	return Route{}, false
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -87,7 +88,8 @@ func TestRouter_MatchReturnsNormalizedRoute(t *testing.T) {
 	t.Parallel()
 	r, ok := testRouter(t).Match("tickets.example.com", "/events/1")
 	want := Route{Index: 4, Host: "tickets.example.com", Path: "/events/", Upstream: "tickets", Room: "tix"}
-	if !ok || r != want {
+	r.pat = pattern{}
+	if !ok || !reflect.DeepEqual(r, want) {
 		t.Errorf("got %+v, want %+v", r, want)
 	}
 	if r, ok := testRouter(t).Match("[::1]", "/admin"); !ok || r.Host != "::1" {

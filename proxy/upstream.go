@@ -33,13 +33,15 @@ type Options struct {
 	// ErrorPage writes the page for an error status (400, 502, 504). Nil
 	// writes a short plain-text body.
 	ErrorPage func(w http.ResponseWriter, r *http.Request, status int)
-	// OnRelease is called when the upstream answers "Waitroom-Command:
-	// release". res.Request is the outbound request, which carries the
-	// Waitroom-Room and Waitroom-Visitor headers; when the command came in a
-	// header, res.Header is still being prepared and may be added to (say, a
-	// Set-Cookie that ends the ticket). It runs before the response is
-	// relayed, so it must be quick; its context ends when the client goes away.
-	OnRelease func(res *http.Response)
+	// OnCommand is called once for each command (see Commands) the
+	// upstream gives in "Waitroom-Command", a header or a trailer, with the
+	// command in lower case. res.Request is the outbound request, which
+	// carries the Waitroom-Room and Waitroom-Visitor headers; when the
+	// command came in a header, res.Header is still being prepared and may
+	// be added to (say, a Set-Cookie that ends the ticket). It runs before
+	// the response is relayed, so it must be quick; its context ends when
+	// the client goes away.
+	OnCommand func(res *http.Response, command string)
 	// OnDone is called after every request with the status sent (499 when the
 	// client went away first, 101 for an upgrade) and the time taken.
 	OnDone func(r *http.Request, status int, d time.Duration)

@@ -204,7 +204,7 @@ func TestUpstream_DropHeaders(t *testing.T) {
 	}
 }
 
-func TestUpstream_ReleaseCommandCallsOnReleaseAndIsStripped(t *testing.T) {
+func TestUpstream_ReleaseCommandIsGivenOnceAndStripped(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
@@ -245,7 +245,10 @@ func TestUpstream_ReleaseCommandCallsOnReleaseAndIsStripped(t *testing.T) {
 			t.Cleanup(up.Close)
 			var mu sync.Mutex
 			var released []string
-			opt := Options{OnRelease: func(res *http.Response) {
+			opt := Options{OnCommand: func(res *http.Response, cmd string) {
+				if cmd != "release" {
+					return
+				}
 				r := res.Request
 				mu.Lock()
 				defer mu.Unlock()

@@ -1,0 +1,127 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+func templateRouter(t testing.TB) *Router {
+	t.Helper()
+	rt, err := NewRouter([]RouteConfig{
+		{Path: "/", Upstream: "shop"},
+		{Path: "/events/", Upstream: "shop", Room: "lobby"},
+		{Path: "/events/{id}/", Upstream: "shop", Room: "event-{id}"},
+		{Path: "/events/vip/", Upstream: "shop", Room: "vip"},
+		{Path: "/v/{venue}/s/{show}", Upstream: "shop", Room: "{venue}-{show}"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func TestRouter_Templates(t *testing.T) {
+	t.Parallel()
+	rt := templateRouter(t)
+	tests := []struct {
+		path, room, template string
+		refused              bool
+	}{
+		{"/events/123/seats", "event-123", "event-{id}", false},
+		{"/events/123", "event-123", "event-{id}", false},
+		{"/Events/ABC-x_9/", "event-abc-x_9", "event-{id}", false}, // one room per event, whatever the case
+		{"/events/vip/x", "vip", "", false},                        // a literal beats a parameter
+		{"/events/", "lobby", "", false},                           // no segment: not the template
+		{"/events;x/7/", "event-7", "event-{id}", false},
+		{"/v/hall/s/42/x", "hall-42", "{venue}-{show}", false},
+		{"/events/123.json", "", "event-{id}", true}, // Spring's suffix match would serve event 123
+		{"/events/" + strings.Repeat("a", 65) + "/", "", "event-{id}", true},
+		{"/events/caf\u00e9/", "", "event-{id}", true},
+		{"/events/%41/", "", "event-{id}", true},
+		{"/other", "", "", false},
+	}
+	for _, tt := range tests {
+		r, ok := rt.Match("x", tt.path)
+		if !ok || r.Room != tt.room || r.Template != tt.template || r.Refused != tt.refused {
+			t.Errorf("Match(%q) = room %q template %q refused %t (ok %t), want %q %q %t",
+				tt.path, r.Room, r.Template, r.Refused, ok, tt.room, tt.template, tt.refused)
+		}
+	}
+	if r, _ := rt.Match("x", "/v/Hall/s/42/"); len(r.Params) != 2 || r.Params[0] != (Param{"venue", "hall"}) || r.Params[1] != (Param{"show", "42"}) {
+		t.Errorf("params %+v", r.Params)
+	}
+}
+
+func TestRouteConfig_TemplateProblems(t *testing.T) {
+	t.Parallel()
+	rooms := map[string]bool{"event-{id}": true, "plain": true}
+	ups := map[string]string{"shop": "http://10.0.0.1:80"}
+	for _, tt := range []struct {
+		path, room, want string
+	}{
+		{"/events/{id}/", "event-{id}", ""},
+		{"/events/{id}/", "plain", ""},
+		{"/events/{id", "event-{id}", `"{" without its "}"`},
+		{"/events/x{id}/", "event-{id}", "whole segment"},
+		{"/events/{Id}/", "event-{id}", "parameter name"},
+		{"/a/{id}/b/{id}/", "event-{id}", "twice"},
+		{"/events/", "event-{id}", "which the path"},
+		{"/events/{show}/", "event-{id}", "which the path"},
+		{"/events/{id}/../x", "event-{id}", "clean path"},
+	} {
+		_, err := BuildRouter([]RouteConfig{{Path: tt.path, Upstream: "shop", Room: tt.room}}, ups, rooms)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s -> %s: %v", tt.path, tt.room, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s -> %s: %v, want %q", tt.path, tt.room, err, tt.want)
+		}
+	}
+}
+
+func TestFill(t *testing.T) {
+	t.Parallel()
+	if got := Fill("{venue}-{show}", []string{"show", "venue"}, []string{"42", "hall"}); got != "hall-42" {
+		t.Errorf("Fill = %q", got)
+	}
+	if got := Fill("plain", nil, nil); got != "plain" {
+		t.Errorf("Fill of a plain name = %q", got)
+	}
+}
+
+// FuzzTemplateMatch: whatever the path, a filled room holds only what a
+// room name may ([a-z0-9_-] and the template's own text), each value is
+// one segment of the path, and a refused match names no room.
+func FuzzTemplateMatch(f *testing.F) {
+	for _, p := range []string{"/events/1/", "/events/../1/", "/events/a%2Fb/", "/events/\u00e9/", "/events/x;y/z",
+		"/v/a/s/b", "/events/" + strings.Repeat("9", 65), "/events//", "/EVENTS/AbC/"} {
+		f.Add(p)
+	}
+	rt := templateRouter(f)
+	f.Fuzz(func(t *testing.T, raw string) {
+		clean, err := CleanPath(raw)
+		if err != nil {
+			return
+		}
+		r, ok := rt.Match("x", clean)
+		if !ok || r.Template == "" {
+			return
+		}
+		if r.Refused {
+			if r.Room != "" || r.Params != nil {
+				t.Fatalf("refused %q yet room %q params %v", clean, r.Room, r.Params)
+			}
+			return
+		}
+		for _, p := range r.Params {
+			if !validParam(p.Value) || p.Value != strings.ToLower(p.Value) || !strings.Contains(strings.ToLower(MatchPath(clean)), "/"+p.Value) {
+				t.Fatalf("%q: param %+v", clean, p)
+			}
+		}
+		for _, c := range strings.NewReplacer("event-", "", "-", "", "_", "").Replace(r.Room) {
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+				t.Fatalf("%q: room %q holds %q", clean, r.Room, c)
+			}
+		}
+	})
+}
