@@ -19,6 +19,8 @@ import (
 func (rs *Rooms) Run(ctx context.Context) error {
 	running := map[*liveRoom]context.CancelFunc{}
 	var wg sync.WaitGroup
+	sweep := time.NewTicker(templateClock)
+	defer sweep.Stop()
 	for {
 		live := *rs.live.Load()
 		for _, lr := range live {
@@ -40,6 +42,8 @@ func (rs *Rooms) Run(ctx context.Context) error {
 			wg.Wait()
 			return nil
 		case <-rs.changed:
+		case <-sweep.C:
+			rs.sweepTemplates(ctx)
 		}
 	}
 }
@@ -77,7 +81,8 @@ func (rs *Rooms) admitter(lr *liveRoom) *Admitter {
 // metric series go with it.
 func (a *Admitter) Run(ctx context.Context) error {
 	defer func() {
-		if a.rs.get(a.lr.name) != a.lr {
+		// A filled room's series are its template's, which live on.
+		if a.rs.get(a.lr.name) != a.lr && !a.lr.filled() {
 			a.rs.obs.Forget(a.lr.name)
 		}
 	}()
@@ -144,8 +149,10 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	a.rs.health.answered()
 	a.lr.sampled(time.Now(), st)
-	a.rs.obs.Tick(a.lr.name, res)
-	a.rs.obs.Room(a.lr.name, st)
+	a.rs.obs.Tick(a.lr.label(), res)
+	if !a.lr.filled() {
+		a.rs.obs.Room(a.lr.name, st) // a template's sum is sweepTemplates'
+	}
 	a.rs.obs.StoreUp(true) // from the first tick on, not only after an outage
 }
 

@@ -72,7 +72,11 @@ func (s AnswerState) Refused() bool {
 
 // Answer is what a visitor who does not go through is told.
 type Answer struct {
-	Room     string
+	Room string
+	// Template and Params, for a room filled in from a template, name the
+	// template (whose page settings apply) and the values that filled it.
+	Template string
+	Params   []Param
 	State    AnswerState
 	Decision Decision
 	ETA      time.Duration

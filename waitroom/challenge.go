@@ -19,7 +19,7 @@ const ChallengeHeader = "Waitroom-Challenge"
 func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, now time.Time) (visit, error) {
 	name, obs, network := vt.lr.name, g.rooms.obs, vt.network.String()
 	if g.challenges == nil {
-		obs.JoinRefused(name, "challenge")
+		obs.JoinRefused(vt.lr.label(), "challenge")
 		vt.refused = AnswerFull
 		g.log.Error("room asks for a challenge but the gate has no challenge keys; refusing newcomers")
 		return vt, nil
@@ -35,21 +35,21 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 				return vt, err
 			}
 			if d.Refusal == "" && d.State != StateNone {
-				obs.Challenge(name, challenge.Result(nil))
+				obs.Challenge(vt.lr.label(), challenge.Result(nil))
 				vt.v, vt.d = v, d
 				vt.raw, vt.fresh = g.reissue(w, name, v, vt.p, d, now)
 				return vt, nil
 			}
 			err = challenge.ErrSpent // or its number is no longer placeable
 		}
-		obs.Challenge(name, challenge.Result(err))
+		obs.Challenge(vt.lr.label(), challenge.Result(err))
 	}
 	d, err := g.decide(r.Context(), name, lim, vt.v, JoinNumber, now)
 	if err != nil {
 		return vt, err
 	}
 	if d.Refusal == RefusedFull {
-		obs.JoinRefused(name, string(RefusedFull))
+		obs.JoinRefused(vt.lr.label(), string(RefusedFull))
 		vt.refused = AnswerFull
 		return vt, nil
 	}
@@ -58,6 +58,6 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 	prefix := g.challenges.Issue(challenge.Challenge{Room: name, Network: network, Number: d.Ticket, Bits: bits,
 		Issued: now, Expires: now.Add(lim.PlacementWindow())})
 	vt.challenge = &ChallengeAnswer{Prefix: prefix, Bits: bits}
-	obs.Challenge(name, "issued")
+	obs.Challenge(vt.lr.label(), "issued")
 	return vt, nil
 }

@@ -56,7 +56,8 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	none := Answer{Room: lr.name, State: AnswerNone, Refresh: lr.room().Refresh, ReturnTo: returnTo}
+	none := Answer{Room: lr.name, Template: lr.room().Template, Params: lr.room().Params, State: AnswerNone,
+		Refresh: lr.room().Refresh, ReturnTo: returnTo}
 	p := g.tickets.Read(r, lr.name)
 	if !p.Valid {
 		g.resp.Status(w, r, none)
@@ -94,7 +95,8 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a := Answer{Room: lr.name, State: AnswerLeft, ReturnTo: returnTo, Refresh: lr.room().Refresh}
+	a := Answer{Room: lr.name, Template: lr.room().Template, Params: lr.room().Params, State: AnswerLeft,
+		ReturnTo: returnTo, Refresh: lr.room().Refresh}
 	p := g.tickets.Read(r, lr.name)
 	if p.Valid {
 		id := p.Ticket.Visitor
@@ -149,6 +151,13 @@ func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool)
 		name = g.guessRoom(r)
 	}
 	lr := g.rooms.get(name)
+	if lr == nil {
+		// A room filled from a template on another instance: this one
+		// fills it too, so a poll that lands here finds the line.
+		if template, params, ok := g.rooms.unfill(name); ok {
+			lr, _ = g.rooms.Fill(r.Context(), template, name, params)
+		}
+	}
 	switch {
 	case lr != nil:
 		return lr, returnTo, true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -74,15 +75,39 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		g.resp.Error(w, r, http.StatusNotFound)
 		return
 	}
+	lr.visited()
+	g.serve(w, r, lr, next)
+}
+
+// ServeFilled handles a request for a route whose room is a template
+// (template, "event-{id}") filled from its path as room ("event-123"),
+// creating the room on its first visit. Past the template's max_rooms in
+// use, the answer is the "full" refusal (503 with Retry-After), counted.
+func (g *Gate) ServeFilled(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
+	lr, err := g.rooms.Fill(r.Context(), template, room, params)
+	switch {
+	case errors.Is(err, ErrTooManyRooms):
+		g.respond(w, r, Answer{Room: room, Template: template, Params: params, State: AnswerFull,
+			RetryAfter: 30 * time.Second, StatusCode: http.StatusServiceUnavailable})
+		return
+	case err != nil:
+		g.resp.Error(w, r, http.StatusNotFound)
+		return
+	}
+	g.serve(w, r, lr, next)
+}
+
+func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler) {
+	room := lr.name
 	if isPreflight(r) {
 		g.preflight(w, r, lr, next)
 		return
 	}
-	obs := g.rooms.obs
+	obs, label := g.rooms.obs, lr.label()
 	p := g.tickets.Read(r, room)
 	vt, err := g.visit(w, r, lr, p, JoinTicket)
 	if err != nil {
-		obs.Request(room, "error")
+		obs.Request(label, "error")
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 			return // the visitor went away; nothing to answer
 		}
@@ -101,7 +126,7 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		obs.TicketRejected(p.Rejection)
 	}
 	if vt.refused != "" || vt.challenge != nil {
-		obs.Request(room, "refused")
+		obs.Request(label, "refused")
 		g.respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
@@ -111,13 +136,13 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 		w.Header().Set(TokenHeader, vt.raw)
 	}
 	if vt.d.State != StateAdmitted {
-		obs.Request(room, "queued")
+		obs.Request(label, "queued")
 		g.respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
-	obs.Request(room, "admitted")
+	obs.Request(label, "admitted")
 	if vt.d.Joined {
-		obs.Admitted(room)
+		obs.Admitted(label)
 	}
 	vouch(r, room, vt.v.ID)
 	if vt.fresh || w.Header().Get(TokenHeader) != "" {

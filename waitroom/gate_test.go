@@ -101,6 +101,7 @@ func (*outageCount) JoinRefused(string, string)     {}
 func (*outageCount) SessionRefused(string, string)  {}
 func (*outageCount) Challenge(string, string)       {}
 func (*outageCount) Restored(string, string)        {}
+func (*outageCount) TemplateRooms(string, int)      {}
 
 func newGateFixture(t *testing.T, onError waitroom.OutagePolicy, maxActive int) *gateFixture {
 	t.Helper()

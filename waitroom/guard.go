@@ -93,9 +93,9 @@ func (g *Gate) limited(room string, network netip.Prefix) {
 func (g *Gate) noteRestore(room string, v Visitor, d Decision) {
 	switch d.Restored {
 	case RestoreWaiting:
-		g.rooms.obs.Restored(room, "waiting")
+		g.rooms.obs.Restored(g.rooms.labelOf(room), "waiting")
 	case RestoreInside:
-		g.rooms.obs.Restored(room, "inside")
+		g.rooms.obs.Restored(g.rooms.labelOf(room), "inside")
 	default:
 		return
 	}

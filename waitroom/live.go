@@ -22,6 +22,10 @@ type liveRoom struct {
 	// store's record, shown by the admin API); nil until the admitter has
 	// asked the store.
 	shuffleSeed atomic.Pointer[string]
+	// lastVisit is when this instance last served a request for the room,
+	// lastUse when it last told the store a filled room is in use (unix
+	// nanoseconds); see sweepTemplates.
+	lastVisit, lastUse atomic.Int64
 }
 
 // Effective is what a room runs on now: its limits and mode after the

@@ -35,6 +35,9 @@ type Observer interface {
 	// Restored counts a place or session put back after a data loss, by
 	// kind: waiting, inside.
 	Restored(room, kind string)
+	// TemplateRooms publishes how many rooms filled from the template are
+	// in service on this instance.
+	TemplateRooms(template string, n int)
 }
 
 type nopObserver struct{}
@@ -52,3 +55,4 @@ func (nopObserver) JoinRefused(string, string)    {}
 func (nopObserver) SessionRefused(string, string) {}
 func (nopObserver) Challenge(string, string)      {}
 func (nopObserver) Restored(string, string)       {}
+func (nopObserver) TemplateRooms(string, int)     {}

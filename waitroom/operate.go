@@ -64,7 +64,7 @@ func (rs *Rooms) AdmitNow(ctx context.Context, room string, n int) (Admitted, er
 	if err != nil {
 		return a, fmt.Errorf("admitting %d in room %q: %w", n, room, err)
 	}
-	rs.obs.Tick(room, a)
+	rs.obs.Tick(rs.labelOf(room), a)
 	_ = rs.Refresh(ctx, room) // the admission stands; the view catches up at the next tick
 	return a, nil
 }
@@ -79,7 +79,7 @@ func (rs *Rooms) Release(ctx context.Context, room, visitor, how string) error {
 	if err := rs.store.Release(ctx, room, visitor); err != nil {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
-	rs.obs.Released(room, how)
+	rs.obs.Released(rs.labelOf(room), how)
 	return nil
 }
 
@@ -102,4 +102,23 @@ func (rs *Rooms) Refresh(ctx context.Context, room string) error {
 	}
 	lr.stats.Store(&st)
 	return nil
+}
+
+// CloseRoom is the site's "Waitroom-Command: close" (sold out): the room
+// stops issuing tickets at once on every instance, through the store's
+// override, as mode reject does; people inside finish, people waiting see
+// the closed page. Errors: ErrNotFound, the store's.
+func (rs *Rooms) CloseRoom(ctx context.Context, room string) error {
+	return rs.SetOverride(ctx, room, Override{Mode: ModeReject})
+}
+
+// OpenRoom undoes CloseRoom ("Waitroom-Command: open"): the room goes back
+// to its configured mode, keeping the rest of the override. Errors:
+// ErrNotFound, the store's.
+func (rs *Rooms) OpenRoom(ctx context.Context, room string) error {
+	lr := rs.get(room)
+	if lr == nil {
+		return fmt.Errorf("opening room %q: %w", room, ErrNotFound)
+	}
+	return rs.SetOverride(ctx, room, Override{Mode: lr.room().Mode})
 }

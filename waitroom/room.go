@@ -76,6 +76,13 @@ type RoomConfig struct {
 	// admitted session may hold open at once, across all instances; each
 	// is closed within a tick of its session's end. Default 8; 0: no cap.
 	MaxSockets int `mapstructure:"max_sockets" yaml:"max_sockets" json:"max_sockets"`
+	// MaxRooms and IdleAfter apply to a room template (a name holding a
+	// parameter, "event-{id}"): at most MaxRooms rooms filled from it are
+	// in use at once, across all instances (default 1000), and one that is
+	// empty and unvisited for IdleAfter is forgotten, its store keys
+	// expiring too (default "1h").
+	MaxRooms  int    `mapstructure:"max_rooms" yaml:"max_rooms" json:"max_rooms"`
+	IdleAfter string `mapstructure:"idle_after" yaml:"idle_after" json:"idle_after"`
 	// PreflightLimit is how many CORS preflights one client network may
 	// send to the room's paths, "60/m"; past it they are answered from a
 	// short cache of the site's own answers, else 429. Default "60/m";
@@ -102,6 +109,8 @@ func DefaultRoom() RoomConfig {
 		SessionClients:   3,
 		MaxSockets:       8,
 		PreflightLimit:   "60/m",
+		MaxRooms:         1000,
+		IdleAfter:        "1h",
 	}
 }
 
@@ -132,7 +141,28 @@ type Room struct {
 	Identity  *Identity
 	// PreflightLimit bounds each client network's CORS preflights.
 	PreflightLimit Rate
+	// Template is, for a room filled in from a template, the template's
+	// name ("event-{id}"), and Params the values that filled it; for a
+	// template itself, its own name. "" for a plain room.
+	Template string
+	Params   []Param
+	// MaxRooms and IdleAfter bound a template's rooms (RoomConfig).
+	MaxRooms  int
+	IdleAfter time.Duration
+	// Source says where the room comes from (SourceFile, SourceAPI,
+	// SourceTemplate), for the admin API.
+	Source string
 }
+
+// Where a room comes from.
+const (
+	SourceFile     = "yaml"     // the configuration file
+	SourceAPI      = "api"      // the admin API, kept in the store
+	SourceTemplate = "template" // filled in from a room template
+)
+
+// Param is a path parameter that filled a room template.
+type Param struct{ Name, Value string }
 
 // Build parses and checks the config into the room called name; the error
 // lists every problem, keys relative to the room.
@@ -179,8 +209,22 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		p.Add("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
 	c.buildGuards(&p, &r)
+	if IsTemplate(name) {
+		r.Template = name
+		if c.MaxRooms < 1 || c.MaxRooms > maxTemplateRooms {
+			p.Add("max_rooms", "must be from 1 to %d, got %d", maxTemplateRooms, c.MaxRooms)
+		}
+		r.MaxRooms = c.MaxRooms
+		r.IdleAfter = p.Duration("idle_after", c.IdleAfter, time.Second)
+		if r.IdleAfter > 0 && r.IdleAfter < r.Tick {
+			p.Add("idle_after", "must be at least the tick (%s), got %q", c.Tick, c.IdleAfter)
+		}
+	}
 	return r, p.Err()
 }
+
+// maxTemplateRooms bounds one template's rooms: each runs its own ticks.
+const maxTemplateRooms = 100000
 
 // buildGuards reads what stands between a newcomer and a place: the
 // network quota, the bounded line, the challenge, the identity, and what

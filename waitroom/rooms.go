@@ -16,13 +16,15 @@ import (
 // configuration and builds a new Gate over the same Rooms, so nothing is
 // handed from one configuration to the next.
 type Rooms struct {
-	store    Store
-	obs      Observer
-	log      *zap.Logger
-	health   health
-	live     atomic.Pointer[map[string]*liveRoom] // replaced whole by Apply
-	sessions atomic.Pointer[sessionCache]         // nil: no cache
-	policy   atomic.Pointer[outagePolicy]
+	store  Store
+	obs    Observer
+	log    *zap.Logger
+	health health
+	live   atomic.Pointer[map[string]*liveRoom] // replaced whole by Apply, Fill and forget
+	// templates are the room templates in service (template.go).
+	templates atomic.Pointer[map[string]*Room]
+	sessions  atomic.Pointer[sessionCache] // nil: no cache
+	policy    atomic.Pointer[outagePolicy]
 
 	applyMu sync.Mutex
 	changed chan struct{} // Apply changed the rooms; Run reconciles its admitters
@@ -40,6 +42,8 @@ type RoomsOptions struct {
 
 // RoomsConfig is the part of a configuration that Rooms runs on.
 type RoomsConfig struct {
+	// Rooms are the rooms and the room templates (Room.Template set to
+	// their own name).
 	Rooms []Room
 	// SessionCache is how long a visitor the store found inside is trusted
 	// to be still inside without asking again (store.session_cache); see
@@ -81,19 +85,36 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 	defer rs.applyMu.Unlock()
 	old := *rs.live.Load()
 	next := make(map[string]*liveRoom, len(c.Rooms))
+	templates := map[string]*Room{}
 	for _, r := range c.Rooms {
-		if lr := old[r.Name]; lr != nil {
+		if r.Template == r.Name && r.Template != "" {
+			templates[r.Name] = &r
+			continue
+		}
+		if lr := old[r.Name]; lr != nil && !lr.filled() {
 			lr.configure(r)
 			next[r.Name] = lr
 			continue
 		}
 		next[r.Name] = newLiveRoom(r)
 	}
+	// A filled room lives on with its template, on the template's new
+	// settings.
+	for name, lr := range old {
+		if !lr.filled() || next[name] != nil {
+			continue
+		}
+		if t := templates[lr.room().Template]; t != nil {
+			lr.configure(t.fill(name, lr.room().Params))
+			next[name] = lr
+		}
+	}
 	for name := range old {
 		if next[name] == nil {
 			removed = append(removed, name)
 		}
 	}
+	rs.templates.Store(&templates)
 	sort.Strings(removed)
 	policy := outagePolicy{policy: c.OnOutage, openAfter: c.OpenAfter}
 	if policy.policy == "" {
@@ -104,10 +125,7 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 		rs.sessions.Store(newSessionCache(c.SessionCache))
 	}
 	rs.live.Store(&next)
-	select {
-	case rs.changed <- struct{}{}:
-	default: // Run has a reconcile due already
-	}
+	rs.signal()
 	return removed
 }
 

@@ -31,7 +31,7 @@ func (g *Gate) serveSocket(w http.ResponseWriter, r *http.Request, lr *liveRoom,
 	err := g.rooms.store.Socket(r.Context(), lr.name, lr.limits(), v.ID, id, SocketOpen, lr.room().Tick)
 	switch {
 	case errors.Is(err, ErrTooManySockets):
-		g.rooms.obs.SessionRefused(lr.name, "sockets")
+		g.rooms.obs.SessionRefused(lr.label(), "sockets")
 		w.Header().Set("Retry-After", "5")
 		g.resp.Error(w, r, http.StatusTooManyRequests)
 		return

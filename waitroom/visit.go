@@ -51,7 +51,7 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 		}
 	} else if room.Identity.Required() {
 		vt.p, vt.raw, vt.refused = p, p.Raw, AnswerIdentity
-		g.rooms.obs.JoinRefused(lr.name, "identity")
+		g.rooms.obs.JoinRefused(lr.label(), "identity")
 		return vt, nil
 	}
 	vt.p, vt.raw = p, p.Raw
@@ -74,7 +74,7 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 		return vt, err
 	}
 	if d.Refusal == RefusedShared || d.Refusal == RefusedSessionMax {
-		obs.SessionRefused(name, string(d.Refusal))
+		obs.SessionRefused(vt.lr.label(), string(d.Refusal))
 		if vt.account != "" && d.Refusal == RefusedShared {
 			vt.refused = AnswerShared // the account's one session is in use elsewhere
 			return vt, nil
@@ -100,7 +100,7 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 		vt.refused = AnswerFull
 	}
 	if d.Refusal == RefusedQuota || d.Refusal == RefusedFull {
-		obs.JoinRefused(name, string(d.Refusal))
+		obs.JoinRefused(vt.lr.label(), string(d.Refusal))
 		return vt, nil
 	}
 	vt.d = d
@@ -234,7 +234,8 @@ func (g *Gate) answer(vt visit, returnTo string) Answer {
 	lr, d := vt.lr, vt.d
 	room, eff := lr.room(), lr.eff.Load()
 	a := Answer{
-		Room: lr.name, State: answerState(d.State), Decision: d, Refresh: room.Refresh,
+		Room: lr.name, Template: room.Template, Params: room.Params,
+		State: answerState(d.State), Decision: d, Refresh: room.Refresh,
 		ReturnTo: returnTo, StatusCode: room.StatusCode, Message: lr.message(),
 	}
 	if !vt.p.Cookie {
@@ -299,7 +300,8 @@ func answerState(s State) AnswerState {
 func (g *Gate) outage(lr *liveRoom, p Presented, returnTo string, err error) (Answer, bool) {
 	g.rooms.health.failed(err)
 	room := lr.room()
-	a := Answer{Room: lr.name, State: AnswerHold, Refresh: room.Refresh, ReturnTo: returnTo, StatusCode: room.StatusCode}
+	a := Answer{Room: lr.name, Template: room.Template, Params: room.Params, State: AnswerHold, Refresh: room.Refresh,
+		ReturnTo: returnTo, StatusCode: room.StatusCode}
 	if g.rooms.outageOpen() || (p.Valid && p.Ticket.Admitted(time.Now())) {
 		a.State = AnswerAdmitted
 		return a, true

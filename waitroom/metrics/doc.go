@@ -32,6 +32,11 @@
 //	waitroom_challenges_total{room,result}            counter   result: issued, ok, malformed, bad_mac, wrong_room,
 //	                                                            wrong_network, expired, not_enough_work, spent
 //	waitroom_restores_total{room,kind}                counter   kind: waiting, inside (after a data loss)
+//	waitroom_template_rooms{room}                     gauge     rooms a template fills on this instance
+//
+// A room filled in from a template ("event-123" from "event-{id}") is
+// counted under its template's name, so series do not grow with events.
+//
 //	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
 //	waitroom_store_outages_total                      counter   times the store went from up to down
 //	waitroom_store_up                                 gauge     1 while the store answers

@@ -42,6 +42,8 @@ type Metrics struct {
 	outages      prometheus.Counter
 	storeUp      prometheus.Gauge
 	connsRefused prometheus.Counter
+	// templateRooms is per template, one series each however many events.
+	templateRooms *prometheus.GaugeVec
 
 	// Children resolved once, so recording does no label hashing.
 	rejected  [len(reasons)]prometheus.Counter
@@ -61,7 +63,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
-		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores,
+		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms,
 		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused,
 	)
 	m.resolve()
@@ -91,6 +93,8 @@ func (m *Metrics) defineRooms() {
 		"Visitors in line, from the store's last snapshot (shared by all instances).")
 	m.active = gaugeVec("waitroom_active_sessions",
 		"Sessions inside, from the store's last snapshot (shared by all instances).")
+	m.templateRooms = gaugeVec("waitroom_template_rooms",
+		"Rooms a room template fills on this instance now (room is the template's name).")
 	m.lastMinute = gaugeVec("waitroom_admitted_last_minute",
 		"Admissions in the last 60 seconds, from the store's last snapshot (shared by all instances).")
 	m.refusals = counterVec("waitroom_joins_refused_total",

@@ -76,11 +76,22 @@ func (m *Metrics) Forget(room string) {
 		l := prometheus.Labels{"room": room}
 		for _, v := range []deleter{
 			m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
-			m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores,
+			m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms,
 		} {
 			v.DeletePartialMatch(l)
 		}
 	})
+}
+
+// TemplateRooms publishes how many rooms the template fills on this
+// instance. A template's rooms share its series (the gate and the
+// admitters label them with the template's name), so the series do not
+// grow with the events.
+func (m *Metrics) TemplateRooms(template string, n int) {
+	if m == nil {
+		return
+	}
+	m.templateRooms.WithLabelValues(label(template)).Set(float64(n))
 }
 
 // deleter is the part of a metric vector Forget needs.

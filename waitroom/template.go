@@ -1,0 +1,322 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// A room template is a room whose name holds a parameter, "event-{id}": a
+// route's path parameter fills it per request ("event-123"), and each
+// filled room has its own line, limits, ticks and cookie. Rooms creates a
+// filled room on its first visit to this instance (UseRoom in the store
+// bounds how many are in use across instances) and forgets one that is
+// empty and unvisited for the template's idle_after; its store keys then
+// expire (Limits.Idle). Metrics carry the template's name, so their
+// series do not grow with the events.
+
+// IsTemplate reports a room name that holds a parameter.
+func IsTemplate(name string) bool { return strings.ContainsRune(name, '{') }
+
+// fill makes the room called name from template t and the values that
+// filled it: the template's settings, its page texts with {param}
+// replaced, and data that expires once idle.
+func (t Room) fill(name string, params []Param) Room {
+	r := t
+	r.Name, r.Template, r.Source = name, t.Name, SourceTemplate
+	r.Params = append([]Param(nil), params...)
+	r.Title, r.Message = fillText(t.Title, params), fillText(t.Message, params)
+	r.Limits.Idle = t.IdleAfter
+	return r
+}
+
+// fillText replaces each {name} of s by its value. Values are [a-z0-9_-]
+// (the router's rule), and pages escape every text anyway.
+func fillText(s string, params []Param) string {
+	for _, p := range params {
+		s = strings.ReplaceAll(s, "{"+p.Name+"}", p.Value)
+	}
+	return s
+}
+
+// label is the name metrics know the room by: its template's, if any.
+func (lr *liveRoom) label() string {
+	if t := lr.room().Template; t != "" {
+		return t
+	}
+	return lr.name
+}
+
+// labelOf is label for the room called name; name itself when it is not
+// in service.
+func (rs *Rooms) labelOf(name string) string {
+	if lr := rs.get(name); lr != nil {
+		return lr.label()
+	}
+	return name
+}
+
+// filled reports a room filled in from a template (not a template).
+func (lr *liveRoom) filled() bool {
+	r := lr.room()
+	return r.Template != "" && r.Template != r.Name
+}
+
+// ErrUnknownRoom: no room, nor template, of that name is in service.
+var ErrUnknownRoom = errors.New("unknown room")
+
+// Fill returns the room template fills as name, creating it on this
+// instance's first visit: ErrTooManyRooms when the template's max_rooms
+// are in use across instances, ErrUnknownRoom when there is no such
+// template. A store that cannot answer does not stop a visit: the room is
+// made, and its visitors meet store.on_error as anywhere else.
+func (rs *Rooms) Fill(ctx context.Context, template, name string, params []Param) (*liveRoom, error) {
+	if lr := rs.get(name); lr != nil {
+		lr.visited()
+		return lr, nil
+	}
+	t := rs.template(template)
+	if t == nil {
+		return nil, ErrUnknownRoom
+	}
+	err := rs.store.UseRoom(ctx, template, name, t.MaxRooms, t.IdleAfter)
+	switch {
+	case errors.Is(err, ErrTooManyRooms):
+		rs.obs.JoinRefused(template, "rooms")
+		return nil, err
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		rs.log.Warn("marking a template's room in use", zap.String(fieldRoom, name), zap.Error(err))
+	}
+	lr := newLiveRoom(t.fill(name, params))
+	// A closed room (the site said it sold out) must not take a ticket
+	// before the first tick reads its override.
+	if o, err := rs.store.Override(ctx, name); err == nil {
+		lr.setOverride(o)
+	}
+	lr.visited()
+	rs.applyMu.Lock()
+	defer rs.applyMu.Unlock()
+	live := *rs.live.Load()
+	if cur := live[name]; cur != nil {
+		return cur, nil // another request made it meanwhile
+	}
+	if rs.template(template) == nil {
+		return nil, ErrUnknownRoom // a reload removed the template meanwhile
+	}
+	next := make(map[string]*liveRoom, len(live)+1)
+	for k, v := range live {
+		next[k] = v
+	}
+	next[name] = lr
+	rs.live.Store(&next)
+	rs.signal()
+	return lr, nil
+}
+
+// unfill finds the template that fills as name and the values it takes:
+// "event-123" is "event-{id}" with id 123. ok is false when no template in
+// service makes name.
+func (rs *Rooms) unfill(name string) (string, []Param, bool) {
+	t := rs.templates.Load()
+	if t == nil {
+		return "", nil, false
+	}
+	for tname := range *t {
+		if params, ok := matchTemplate(tname, name); ok {
+			return tname, params, true
+		}
+	}
+	return "", nil, false
+}
+
+// matchTemplate reads name as template filled: each {param} one value of
+// 1 to 64 bytes of [a-z0-9_-], the rest literally. Values are taken
+// shortest first, which is exact for templates whose parameters are
+// separated by a literal character that a value cannot hold, and the
+// usual case of one parameter.
+func matchTemplate(template, name string) ([]Param, bool) {
+	var params []Param
+	for {
+		i := strings.IndexByte(template, '{')
+		if i < 0 {
+			return params, template == name
+		}
+		j := strings.IndexByte(template[i:], '}')
+		if j < 0 || !strings.HasPrefix(name, template[:i]) {
+			return nil, false
+		}
+		pname, rest := template[i+1:i+j], template[i+j+1:]
+		name = name[i:]
+		n := 0
+		for n < len(name) && n < 64 && isParamByte(name[n]) {
+			n++
+		}
+		// The value ends where the rest of the template can start.
+		end := -1
+		for k := 1; k <= n; k++ {
+			next := strings.IndexByte(rest, '{')
+			lit := rest
+			if next >= 0 {
+				lit = rest[:next]
+			}
+			if strings.HasPrefix(name[k:], lit) && (next >= 0 || name[k:] == lit) {
+				end = k
+				break
+			}
+		}
+		if end < 0 {
+			return nil, false
+		}
+		params = append(params, Param{Name: pname, Value: name[:end]})
+		template, name = rest, name[end:]
+	}
+}
+
+func isParamByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+}
+
+// TemplateInfo is a room template in service, for the admin API: its
+// name, its bounds and the rooms it fills on this instance now.
+type TemplateInfo struct {
+	Name      string
+	MaxRooms  int
+	IdleAfter time.Duration
+	Rooms     int
+}
+
+// Templates lists the room templates in service, sorted by name.
+func (rs *Rooms) Templates() []TemplateInfo {
+	t := rs.templates.Load()
+	if t == nil {
+		return nil
+	}
+	count := map[string]int{}
+	for _, lr := range *rs.live.Load() {
+		if lr.filled() {
+			count[lr.room().Template]++
+		}
+	}
+	out := make([]TemplateInfo, 0, len(*t))
+	for name, r := range *t {
+		out = append(out, TemplateInfo{Name: name, MaxRooms: r.MaxRooms, IdleAfter: r.IdleAfter, Rooms: count[name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// template is the template called name in service, nil for none.
+func (rs *Rooms) template(name string) *Room {
+	if t := rs.templates.Load(); t != nil {
+		return (*t)[name]
+	}
+	return nil
+}
+
+// visited notes a request for the room on this instance, for forget.
+func (lr *liveRoom) visited() { lr.lastVisit.Store(time.Now().UnixNano()) }
+
+// sweepTemplates forgets the filled rooms that are empty and unvisited
+// for their template's idle_after, tells the store the others are still in
+// use, and publishes each template's rooms and summed stats.
+func (rs *Rooms) sweepTemplates(ctx context.Context) {
+	now := time.Now()
+	live := *rs.live.Load()
+	sums := map[string]*templateSum{}
+	var idle []string
+	for name, lr := range live {
+		if !lr.filled() {
+			continue
+		}
+		r, st := lr.room(), lr.stats.Load()
+		sum := sums[r.Template]
+		if sum == nil {
+			sum = &templateSum{}
+			sums[r.Template] = sum
+		}
+		empty := st.Waiting == 0 && st.Active == 0
+		unvisited := now.Sub(time.Unix(0, lr.lastVisit.Load())) > r.IdleAfter
+		if empty && unvisited {
+			idle = append(idle, name)
+			continue
+		}
+		sum.rooms++
+		sum.stats.add(*st)
+		if now.Sub(time.Unix(0, lr.lastUse.Load())) > r.IdleAfter/4 {
+			lr.lastUse.Store(now.UnixNano())
+			if err := rs.store.UseRoom(ctx, r.Template, name, r.MaxRooms, r.IdleAfter); err != nil && !errors.Is(err, ErrTooManyRooms) {
+				rs.log.Debug("marking a template's room in use", zap.String(fieldRoom, name), zap.Error(err))
+			}
+		}
+	}
+	if len(idle) > 0 {
+		rs.forget(idle)
+	}
+	if t := rs.templates.Load(); t != nil {
+		for name := range *t {
+			sum := sums[name]
+			if sum == nil {
+				sum = &templateSum{}
+			}
+			rs.obs.Room(name, sum.stats)
+			rs.obs.TemplateRooms(name, sum.rooms)
+		}
+	}
+}
+
+type templateSum struct {
+	rooms int
+	stats Stats
+}
+
+// add sums what adds up across rooms.
+func (s *Stats) add(o Stats) {
+	s.Waiting += o.Waiting
+	s.Active += o.Active
+	s.AdmittedLastMinute += o.AdmittedLastMinute
+	s.MeasuredOver = max(s.MeasuredOver, o.MeasuredOver)
+	s.Joined += o.Joined
+	s.AdmittedTotal += o.AdmittedTotal
+	s.Released += o.Released
+	s.Expired += o.Expired
+	s.Abandoned += o.Abandoned
+	s.Issued += o.Issued
+	s.Limited += o.Limited
+	s.Full += o.Full
+}
+
+// forget drops filled rooms from service, unless a visit came meanwhile.
+func (rs *Rooms) forget(names []string) {
+	rs.applyMu.Lock()
+	defer rs.applyMu.Unlock()
+	live := *rs.live.Load()
+	next := make(map[string]*liveRoom, len(live))
+	for k, v := range live {
+		next[k] = v
+	}
+	for _, name := range names {
+		if lr := next[name]; lr != nil && time.Since(time.Unix(0, lr.lastVisit.Load())) > lr.room().IdleAfter {
+			delete(next, name)
+			rs.log.Debug("forgot an idle room", zap.String(fieldRoom, name))
+		}
+	}
+	rs.live.Store(&next)
+	rs.signal()
+}
+
+// signal tells Run the rooms changed.
+func (rs *Rooms) signal() {
+	select {
+	case rs.changed <- struct{}{}:
+	default: // Run has a reconcile due already
+	}
+}
+
+// templateClock is how often sweepTemplates runs.
+const templateClock = time.Second
