@@ -28,6 +28,9 @@ type AdminOptions struct {
 	Rooms *waitroom.Rooms
 	// Pages renders the dashboard.
 	Pages *Pages
+	// Definer creates, replaces and deletes rooms through the API; nil
+	// answers those requests 501.
+	Definer RoomDefiner
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
 	// Ready reports whether the gateway can serve (store reachable, config
@@ -67,6 +70,9 @@ func NewAdmin(o AdminOptions) http.Handler {
 	api.HandleFunc("DELETE /admin/api/rooms/{room}/overrides", a.clearOverride)
 	api.HandleFunc("POST /admin/api/rooms/{room}/admit", a.admitNow)
 	api.HandleFunc("POST /admin/api/rooms/{room}/release", a.release)
+	api.HandleFunc("POST /admin/api/rooms", a.createRoom)
+	api.HandleFunc("PUT /admin/api/rooms/{room}", a.replaceRoom)
+	api.HandleFunc("DELETE /admin/api/rooms/{room}", a.deleteRoom)
 	if o.Metrics != nil {
 		api.Handle("GET /metrics", o.Metrics)
 	}

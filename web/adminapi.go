@@ -17,7 +17,11 @@ import (
 
 // RoomView is a room as the admin API shows it.
 type RoomView struct {
-	Name       string        `json:"name"`
+	Name string `json:"name"`
+	// Source is where the room comes from: "yaml", "api" or "template";
+	// Template names the template of a room filled in from one.
+	Source     string        `json:"source"`
+	Template   string        `json:"template,omitempty"`
 	Mode       waitroom.Mode `json:"mode"`
 	Configured LimitsView    `json:"configured"`
 	Override   *OverrideView `json:"override"`
@@ -32,6 +36,15 @@ type RoomView struct {
 	Message    string        `json:"message"` // the notice the waiting page shows now
 	Schedule   *ScheduleView `json:"schedule,omitempty"`
 	Guards     GuardsView    `json:"guards"`
+}
+
+// TemplateView is a room template: how many rooms it fills on this
+// instance now (each listed in "rooms" with its template), and its bounds.
+type TemplateView struct {
+	Name      string `json:"name"`
+	Rooms     int    `json:"rooms"`
+	MaxRooms  int    `json:"max_rooms"`
+	IdleAfter int64  `json:"idle_after_seconds"`
 }
 
 // GuardsView is what stands between a newcomer and a place, as configured,
@@ -89,11 +102,15 @@ func (a *admin) view(name string) RoomView {
 	eff, st := info.Effective, info.Stats
 	v := RoomView{
 		Name: name, Title: info.Room.Title, Mode: eff.Mode, Message: info.Message,
+		Source: info.Room.Source, Template: info.Room.Template,
 		Configured: LimitsView{MaxActive: info.Room.Limits.MaxActive, AdmitRate: info.Room.Limits.AdmitRate.String(), Mode: info.Room.Mode},
 		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
 		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,
 		Totals:  TotalsView{st.Joined, st.AdmittedTotal, st.Released, st.Expired, st.Abandoned},
 		StoreUp: !a.Rooms.StoreDown(),
+	}
+	if v.Source == "" {
+		v.Source = waitroom.SourceFile
 	}
 	if o := eff.Override; !o.IsZero() {
 		ov := &OverrideView{MaxActive: o.MaxActive, Mode: o.Mode, Changed: o.Changed}
@@ -142,7 +159,11 @@ func (a *admin) listRooms(w http.ResponseWriter, r *http.Request) {
 	for _, name := range a.Rooms.Names() {
 		rooms = append(rooms, a.view(name))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms})
+	templates := make([]TemplateView, 0)
+	for _, t := range a.Rooms.Templates() {
+		templates = append(templates, TemplateView{Name: t.Name, Rooms: t.Rooms, MaxRooms: t.MaxRooms, IdleAfter: int64(t.IdleAfter / time.Second)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rooms": rooms, "templates": templates})
 }
 
 func (a *admin) getRoom(w http.ResponseWriter, r *http.Request) {

@@ -52,6 +52,12 @@ type PageConfig struct {
 	// It is parsed and test-rendered when the configuration loads, so a
 	// mistake is a configuration error naming the file and line.
 	Template string `mapstructure:"template" yaml:"template" json:"template"`
+	// ClosedHeading and ClosedLead replace the built-in words of the
+	// closed page ("The waiting room is closed"): "Sold out" when the site
+	// closes the room by "Waitroom-Command: close". Default "": built in.
+	// At most 120 and 500 characters.
+	ClosedHeading string `mapstructure:"closed_heading" yaml:"closed_heading" json:"closed_heading"`
+	ClosedLead    string `mapstructure:"closed_lead" yaml:"closed_lead" json:"closed_lead"`
 }
 
 // DefaultPage returns the defaults every room's page starts from.
@@ -68,6 +74,8 @@ type Page struct {
 	Locale      string
 	Refresh     time.Duration
 	RefreshMax  time.Duration
+	// ClosedHeading and ClosedLead word the closed page; "" for built in.
+	ClosedHeading, ClosedLead string
 }
 
 // Build parses and checks the config; the error lists every problem.
@@ -105,6 +113,13 @@ func (c PageConfig) Build() (Page, error) {
 		pr.Add("message", "%v", err)
 	}
 	p.Message = c.Message
+	if n := utf8.RuneCountInString(c.ClosedHeading); n > maxTitle || !utf8.ValidString(c.ClosedHeading) || strings.IndexFunc(c.ClosedHeading, unicode.IsControl) >= 0 {
+		pr.Add("closed_heading", "must be printable UTF-8 text of at most %d characters, got %q", maxTitle, c.ClosedHeading)
+	}
+	if err := CheckMessage(c.ClosedLead); err != nil {
+		pr.Add("closed_lead", "%v", err)
+	}
+	p.ClosedHeading, p.ClosedLead = c.ClosedHeading, c.ClosedLead
 	if c.Template != "" {
 		t, sum, err := loadTemplate(c.Template)
 		if err != nil {

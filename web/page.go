@@ -46,6 +46,13 @@ type View struct {
 
 	Message string // the operator's notice for the room; "" for none
 
+	// ClosedHeading and ClosedLead word the closed page in place of the
+	// built-in words; "" for those.
+	ClosedHeading, ClosedLead string
+	// Params are the path parameters that filled the room's template, for
+	// a room's own page ({{.Params.id}}); nil for a plain room.
+	Params map[string]string
+
 	Challenge *ChallengeBody // the work to do before a ticket; nil for none
 
 	custom *template.Template // the room's own page (page.template), if any
@@ -163,6 +170,7 @@ type waitingView struct {
 	Solver                     template.JS // challenge.js, on a challenge answer only
 	Data                       template.JS // clientData as JSON, safe inside <script>
 	Message                    string
+	Params                     map[string]string // a templated room's path parameters
 }
 
 // clientData seeds waiting.js. It carries no token: the cookie already
@@ -178,6 +186,8 @@ type clientData struct {
 	Next     string `json:"next,omitempty"`
 	// Challenge is the work the page does before it has a ticket.
 	Challenge *ChallengeBody `json:"challenge,omitempty"`
+	// Closed words the closed page in the room's own words, if it has any.
+	Closed *closedText `json:"closed,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
 }
@@ -241,7 +251,15 @@ func (p *Pages) view(lang string, v View) waitingView {
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
 		T:           messages[lang],
 		CSS:         p.css, JS: p.js,
-		Message: v.Message,
+		Message: v.Message, Params: v.Params,
+	}
+	if state == string(waitroom.AnswerClosed) {
+		if v.ClosedHeading != "" {
+			vw.Heading = v.ClosedHeading
+		}
+		if v.ClosedLead != "" {
+			vw.Lead = v.ClosedLead
+		}
 	}
 	if v.Challenge != nil && state == string(waitroom.AnswerChallenge) {
 		vw.Solver = p.solver
@@ -271,7 +289,21 @@ func (vw *waitingView) navigation(v View) {
 	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
 		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next, Challenge: v.Challenge,
+		Closed: closedWords(v),
 	})
+}
+
+// closedText is a room's own words for its closed page.
+type closedText struct {
+	Heading string `json:"heading,omitempty"`
+	Lead    string `json:"lead,omitempty"`
+}
+
+func closedWords(v View) *closedText {
+	if v.ClosedHeading == "" && v.ClosedLead == "" {
+		return nil
+	}
+	return &closedText{Heading: v.ClosedHeading, Lead: v.ClosedLead}
 }
 
 // showLine: a position is worth showing only while there is a line to be in.

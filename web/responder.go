@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/waitroom/waitroom/waitroom"
 )
@@ -55,7 +56,7 @@ func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Ans
 		rs.Pages.json(w, r, http.StatusOK, map[string]string{"room": a.Room, "state": string(waitroom.AnswerLeft)})
 		return
 	}
-	lang := Locale(r.Header.Get("Accept-Language"), rs.rooms[a.Room].Locale)
+	lang := Locale(r.Header.Get("Accept-Language"), rs.page(a).Locale)
 	words := left.en
 	if lang == "ko" {
 		words = left.ko
@@ -66,22 +67,46 @@ func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Ans
 	rs.Pages.html(w, r, http.StatusOK, rs.cspError, "error.html", v)
 }
 
+// page is the page settings of the answer's room: its own, or its
+// template's for a room filled in from one.
+func (rs *Responder) page(a waitroom.Answer) Page {
+	if p, ok := rs.rooms[a.Room]; ok || a.Template == "" {
+		return p
+	}
+	return rs.rooms[a.Template]
+}
+
+// filled replaces each {name} of s by the value that filled the room.
+func filled(s string, params []waitroom.Param) string {
+	for _, p := range params {
+		s = strings.ReplaceAll(s, "{"+p.Name+"}", p.Value)
+	}
+	return s
+}
+
 func (rs *Responder) waiting(a waitroom.Answer) View {
-	page := rs.rooms[a.Room]
+	page := rs.page(a)
 	d := a.Decision
 	q := url.Values{"room": {a.Room}}
 	if a.ReturnTo != "" {
 		q.Set("return_to", a.ReturnTo)
 	}
 	v := View{
-		Room: a.Room, Title: page.Title, Locale: page.Locale, State: a.State,
+		Room: a.Room, Title: filled(page.Title, a.Params), Locale: page.Locale, State: a.State,
 		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Line: d.Line, Ticket: d.Ticket,
 		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
 		ReturnTo:  a.ReturnTo,
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
 		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
-		custom: page.custom,
+		custom:        page.custom,
+		ClosedHeading: filled(page.ClosedHeading, a.Params), ClosedLead: filled(page.ClosedLead, a.Params),
+	}
+	if len(a.Params) > 0 {
+		v.Params = make(map[string]string, len(a.Params))
+		for _, p := range a.Params {
+			v.Params[p.Name] = p.Value
+		}
 	}
 	if c := a.Challenge; c != nil {
 		v.Challenge = &ChallengeBody{Prefix: c.Prefix, Bits: c.Bits}

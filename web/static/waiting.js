@@ -8,6 +8,11 @@
   var cfg;
   try { cfg = JSON.parse(seed.textContent); } catch (e) { return; }
   var T = cfg.text || {};
+  // A room's own words for its closed page ("Sold out") replace the built-in ones.
+  if (cfg.closed) {
+    if (cfg.closed.heading) T.closed_heading = cfg.closed.heading;
+    if (cfg.closed.lead) T.closed_lead = cfg.closed.lead;
+  }
   var base = cfg.refresh > 0 ? cfg.refresh : 5;
   var fails = 0, timer = 0, due = 0, said = cfg.position, saidAt = 0;
 

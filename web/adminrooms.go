@@ -1,0 +1,136 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// RoomDefiner creates, replaces and deletes the rooms kept in the store
+// (POST, PUT and DELETE on /admin/api/rooms). The gateway implements it:
+// it checks a room as a file's room is checked.
+type RoomDefiner interface {
+	// DefineRoom creates the room name from body (the room's settings as
+	// top-level fields, and "routes"), or replaces it. Errors:
+	// *RoomProblems, *RoomConflict, waitroom.ErrExists,
+	// waitroom.ErrNotFound, the store's.
+	DefineRoom(ctx context.Context, name string, body []byte, replace bool) error
+	// DeleteRoom removes the room name. Errors: *RoomConflict,
+	// waitroom.ErrNotFound, the store's.
+	DeleteRoom(ctx context.Context, name string) error
+}
+
+// RoomProblems refuses a room for what its body says: each problem is
+// "field: why", as in a configuration file (400).
+type RoomProblems struct{ Problems []string }
+
+func (e *RoomProblems) Error() string { return strings.Join(e.Problems, "; ") }
+
+// RoomConflict refuses a room for what is in service already: a room of
+// the file, a route another room has (409).
+type RoomConflict struct{ Reason string }
+
+func (e *RoomConflict) Error() string { return e.Reason }
+
+// createRoom is POST /admin/api/rooms: {"name": ..., settings..., "routes": [...]}.
+func (a *admin) createRoom(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.roomBody(w, r)
+	if !ok {
+		return
+	}
+	var head struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(body, &head) // the body was read as JSON already
+	var rest map[string]json.RawMessage
+	_ = json.Unmarshal(body, &rest)
+	delete(rest, "name")
+	settings, _ := json.Marshal(rest)
+	if head.Name == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "name: required", "problems": []string{"name: required"}})
+		return
+	}
+	a.define(w, r, head.Name, settings, false)
+}
+
+// replaceRoom is PUT /admin/api/rooms/{room}: the body is a room's
+// settings and routes, as for POST but without the name.
+func (a *admin) replaceRoom(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.roomBody(w, r)
+	if !ok {
+		return
+	}
+	a.define(w, r, r.PathValue("room"), body, true)
+}
+
+func (a *admin) deleteRoom(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("room")
+	if a.answerDefine(w, "deleting room "+quote(name), a.Definer.DeleteRoom(r.Context(), name)) {
+		a.Log.Info("room deleted through the admin API", zap.String("room", name))
+		writeJSON(w, http.StatusOK, map[string]any{"deleted": name})
+	}
+}
+
+func (a *admin) define(w http.ResponseWriter, r *http.Request, name string, body []byte, replace bool) {
+	if !a.answerDefine(w, "defining room "+quote(name), a.Definer.DefineRoom(r.Context(), name, body, replace)) {
+		return
+	}
+	status := http.StatusCreated
+	if replace {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, a.view(name))
+}
+
+// answerDefine answers a RoomDefiner's error; true when there was none.
+func (a *admin) answerDefine(w http.ResponseWriter, what string, err error) bool {
+	var problems *RoomProblems
+	var conflict *RoomConflict
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &problems):
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": problems.Error(), "problems": problems.Problems})
+	case errors.As(err, &conflict):
+		apiError(w, http.StatusConflict, conflict.Reason)
+	case errors.Is(err, waitroom.ErrExists):
+		apiError(w, http.StatusConflict, "a room of that name exists already; PUT replaces it")
+	case errors.Is(err, waitroom.ErrNotFound):
+		apiError(w, http.StatusNotFound, "no room of that name was created through the API")
+	default:
+		a.storeFailed(w, what, err)
+	}
+	return false
+}
+
+// roomBody reads a room definition: JSON only (what a cross-site form
+// cannot send), one object, at most maxAdminBody bytes.
+func (a *admin) roomBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if a.Definer == nil {
+		apiError(w, http.StatusNotImplemented, "this gateway does not create rooms")
+		return nil, false
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		apiError(w, http.StatusUnsupportedMediaType, "Content-Type: want application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+	if err != nil {
+		apiError(w, http.StatusRequestEntityTooLarge, "the body is larger than 64 KiB")
+		return nil, false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		apiError(w, http.StatusBadRequest, "want one JSON object: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
