@@ -41,6 +41,12 @@ type App struct {
 	watch             bool   // reload when the file changes, too
 	loaded            []byte // the file as last loaded, so an unchanged file is a no-op
 	reloadMu          sync.Mutex
+	// file is the configuration file's settings as last loaded, and defs
+	// the API rooms (defsVersion their store version) that compose adds to
+	// it; all under reloadMu.
+	file        *Settings
+	defs        map[string]apiRoom
+	defsVersion int64
 
 	server, admin     *http.Server
 	listener, adminLn net.Listener
@@ -73,12 +79,22 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 			_ = a.Close()
 		}
 	}()
-	gen, err := a.build(cfg)
+	// The API rooms, if the store says which now; otherwise they come in
+	// with the first syncDefinitions that reaches it.
+	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defs, version, derr := a.loadDefinitions(dctx)
+	dcancel()
+	if derr != nil {
+		log.Warn("could not read the API rooms at start; they will be served once the store answers", zap.Error(derr))
+		version = -1 // whatever the store then says is news
+	}
+	a.reloadMu.Lock()
+	_, err = a.serve(cfg, defs, version)
+	a.reloadMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	a.rooms.Apply(cfg.roomsConfig())
-	a.gen.Store(gen)
+	gen := a.current()
 	a.server = &http.Server{
 		Handler:           chain(&frontDoor{app: a}, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
 		ReadHeaderTimeout: cfg.server.readHeader,
@@ -102,7 +118,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a.admin = &http.Server{
 		Handler: web.NewAdmin(web.AdminOptions{
 			Token: cfg.Admin.Token, Rooms: a.rooms,
-			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"),
+			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
 		}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: stdLog(log.Named("admin")),
@@ -226,6 +242,7 @@ func (a *App) Run(ctx context.Context) error {
 	defer stop()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.rooms.Run(gctx) })
+	g.Go(func() error { a.syncDefinitions(gctx); return nil })
 	g.Go(func() error { a.watchSignals(gctx, hup); return nil })
 	if a.watch {
 		g.Go(func() error { a.watchFile(gctx); return nil })

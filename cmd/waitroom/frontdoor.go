@@ -28,6 +28,10 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the metrics all read this address, believed from forwarding headers
 	// only when the peer is a trusted proxy.
 	r = r.WithContext(proxy.WithClient(r.Context(), proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)))
+	// An escaped slash inside what a room template takes as one segment
+	// ("/events/a%2Fb/") must not name a room: the decoded path no longer
+	// says where the segment ended.
+	encodedSlash := r.URL.RawPath != "" && strings.Contains(strings.ToLower(r.URL.RawPath), "%2f")
 	clean, err := proxy.CleanPath(r.URL.Path)
 	if err != nil {
 		f.pages.Error(w, r, http.StatusBadRequest)
@@ -41,7 +45,9 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route, ok := f.cfg.router.Match(r.Host, clean)
-	if !ok {
+	if !ok || route.Refused || (route.Template != "" && encodedSlash) {
+		// Refused: the path fits a room template's route but its value
+		// cannot name a room; it must not fall through to another route.
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
 	}
@@ -51,7 +57,20 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		up.ServeHTTP(w, r)
 		return
 	}
+	if route.Template != "" {
+		f.gate.ServeFilled(w, r, route.Template, route.Room, params(route.Params), up)
+		return
+	}
 	f.gate.Serve(w, r, route.Room, up)
+}
+
+// params are the router's path parameters as the gate takes them.
+func params(ps []proxy.Param) []waitroom.Param {
+	out := make([]waitroom.Param, len(ps))
+	for i, p := range ps {
+		out[i] = waitroom.Param{Name: p.Name, Value: p.Value}
+	}
+	return out
 }
 
 func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean string) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,7 +85,7 @@ func (g *generation) buildUpstreams(a *App) error {
 		up, err := proxy.NewUpstream(name, settings, proxy.Options{
 			Log:            a.log.Named("proxy"),
 			ErrorPage:      g.pages.Error,
-			OnRelease:      g.release(a.rooms),
+			OnCommand:      g.command(a.rooms),
 			OwnCookie:      g.ownCookie(),
 			TrustedProxies: g.cfg.trusted,
 			DropHeaders:    drop,
@@ -107,34 +109,86 @@ func (g *generation) close() {
 	}
 }
 
-// ownCookie claims only the cookies of configured rooms, so a site cookie
-// that happens to start with "waitroom_" still reaches the site.
+// ownCookie claims only the cookies of configured rooms and of the rooms
+// their templates fill, so a site cookie that happens to start with
+// "waitroom_" still reaches the site.
 func (g *generation) ownCookie() func(string) bool {
 	names := make(map[string]bool, len(g.cfg.Rooms))
+	var filled []*regexp.Regexp
 	for room := range g.cfg.Rooms {
+		if waitroom.IsTemplate(room) {
+			filled = append(filled, templatePattern(g.tickets.CookieName(room)))
+			continue
+		}
 		names[g.tickets.CookieName(room)] = true
 	}
-	return func(name string) bool { return names[name] }
+	return func(name string) bool {
+		if names[name] {
+			return true
+		}
+		for _, re := range filled {
+			if re.MatchString(name) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
-// release ends the session of the visitor an upstream response named with
-// "Waitroom-Command: release", and ends its ticket too: a finished visitor
-// who comes back joins at the back, and its cookie no longer carries an
-// admission that store.on_error: closed would honour.
-func (g *generation) release(rooms *waitroom.Rooms) func(res *http.Response) {
-	return func(res *http.Response) {
+// templatePattern matches what a room template's name (or a name made from
+// it) becomes once filled: each {param} a value as the router takes them.
+func templatePattern(t string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for {
+		i := strings.IndexByte(t, '{')
+		j := strings.IndexByte(t, '}')
+		if i < 0 || j < i {
+			b.WriteString(regexp.QuoteMeta(t))
+			break
+		}
+		b.WriteString(regexp.QuoteMeta(t[:i]))
+		fmt.Fprintf(&b, "[a-z0-9_-]{1,%d}", proxy.MaxParamLen)
+		t = t[j+1:]
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// command acts on what an upstream says in Waitroom-Command about the
+// admitted request it answered. "release" ends the visitor's session and
+// its ticket too: a finished visitor who comes back joins at the back, and
+// its cookie no longer carries an admission that store.on_error: closed
+// would honour. "close" (sold out) stops the room issuing tickets on every
+// instance; "open" undoes it.
+func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd string) {
+	return func(res *http.Response, cmd string) {
 		r := res.Request
 		room, visitor := r.Header.Get(waitroom.RoomHeader), r.Header.Get(waitroom.VisitorHeader)
 		if room == "" || visitor == "" {
-			return
+			return // only an admitted request's answer speaks for a room
 		}
-		g.tickets.Expire(res.Header, room)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if err := rooms.Release(ctx, room, visitor, "upstream"); err != nil && !errors.Is(err, waitroom.ErrNotFound) {
-			g.log.Warn("releasing on upstream command", zap.String("room", room), zap.String("visitor", visitor), zap.Error(err))
+		var err error
+		switch cmd {
+		case "release":
+			g.tickets.Expire(res.Header, room)
+			err = rooms.Release(ctx, room, visitor, "upstream")
+			if errors.Is(err, waitroom.ErrNotFound) {
+				err = nil
+			}
+		case "close":
+			err = rooms.CloseRoom(ctx, room)
+		case "open":
+			err = rooms.OpenRoom(ctx, room)
+		default:
 			return
 		}
-		g.log.Info("released on upstream command", zap.String("room", room), zap.String("visitor", visitor))
+		if err != nil {
+			g.log.Warn("acting on an upstream command", zap.String("command", cmd), zap.String("room", room), zap.String("visitor", visitor), zap.Error(err))
+			return
+		}
+		g.log.Info("acted on an upstream command", zap.String("command", cmd), zap.String("room", room), zap.String("visitor", visitor))
 	}
 }

@@ -149,7 +149,10 @@ func expandEnv(path string, node any) []string {
 	return problems
 }
 
-var roomNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var (
+	roomNamePattern     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	templateNamePattern = regexp.MustCompile(`^([a-z0-9_-]|\{[a-z][a-z0-9_]*\}){1,64}$`)
+)
 
 // checkNames refuses room and upstream names that would not survive as a
 // cookie name, a Redis key or an environment variable: viper would
@@ -158,6 +161,12 @@ func checkNames(tree map[string]any) []string {
 	var problems []string
 	for _, section := range []string{"rooms", "upstreams"} {
 		for _, name := range mapKeys(tree[section]) {
+			if section == "rooms" && strings.Contains(name, "{") {
+				if !templateNamePattern.MatchString(name) || len(name) > 64 {
+					problems = append(problems, fmt.Sprintf("%s.%s: a room template's name is up to 64 lower-case letters, digits, '-', '_' and parameters such as {id}", section, name))
+				}
+				continue
+			}
 			if !roomNamePattern.MatchString(name) {
 				problems = append(problems, fmt.Sprintf("%s.%s: name must be 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter or digit", section, name))
 			}

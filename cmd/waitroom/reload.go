@@ -80,17 +80,11 @@ func (a *App) Reload(why string) error {
 		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
 		cfg.keepRunning(old.cfg)
 	}
-	gen, err := a.build(cfg)
-	if err != nil {
+	if _, err := a.serve(cfg, a.defs, a.defsVersion); err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return err
 	}
-	for _, name := range a.rooms.Apply(cfg.roomsConfig()) {
-		log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
-	}
-	a.gen.Store(gen)
-	old.close()
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
 	return nil

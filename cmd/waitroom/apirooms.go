@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/web"
+)
+
+// An API room is a room created through the admin API rather than
+// written in the file. Its definition lives in the store (Store.
+// PutDefinition), so with Redis every instance serves it and it survives
+// restarts; with the memory store it lives until this process ends. Each
+// instance composes its settings from the file and the definitions
+// (compose), with exactly the checks a file gets.
+
+// apiRoom is a definition's body: the room's settings, as the fields of a
+// YAML room, and its routes.
+type apiRoom struct {
+	RoomConfig
+	Routes []apiRoute `json:"routes"`
+}
+
+// apiRoute is a route to an API room: the room is the one it belongs to.
+type apiRoute struct {
+	Host     string `json:"host"`
+	Path     string `json:"path"`
+	Upstream string `json:"upstream"`
+}
+
+// maxAPIRoutes bounds one API room's routes.
+const maxAPIRoutes = 32
+
+// decodeAPIRoom reads a definition body strictly (unknown fields are
+// refused, as in the file) over the room defaults a file's room gets.
+func decodeAPIRoom(body []byte) (apiRoom, error) {
+	d := apiRoom{RoomConfig: RoomConfig{RoomConfig: waitroom.DefaultRoom(), Page: web.DefaultPage()}}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return apiRoom{}, fmt.Errorf("reading the room: %w", err)
+	}
+	if dec.More() {
+		return apiRoom{}, fmt.Errorf("reading the room: data after the JSON object")
+	}
+	return d, nil
+}
+
+// check refuses what an API room may not hold, whatever the file may: a
+// page template (a path on this machine's disk) and routes beyond the
+// bound. The rest is build's to check.
+func (d apiRoom) check() []string {
+	var problems []string
+	if d.Page.Template != "" {
+		problems = append(problems, "page.template: cannot be set through the API (it names a file on the gateway's disk)")
+	}
+	if len(d.Routes) == 0 || len(d.Routes) > maxAPIRoutes {
+		problems = append(problems, fmt.Sprintf("routes: want 1 to %d routes, got %d", maxAPIRoutes, len(d.Routes)))
+	}
+	return problems
+}
+
+var apiRoomName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// composed is what compose made: the settings in service and the
+// definitions it had to leave out, with why.
+type composed struct {
+	settings *Settings
+	skipped  map[string][]string
+}
+
+// compose adds the API rooms in defs to the file's settings and builds
+// the result. A definition that cannot stand beside the file (its name is
+// a file room's now, or its route collides with one of the file's) is
+// left out, with its problems, and the rest is built again: a reload of
+// the file never fails for an API room. The error is the file's own
+// problems, which no definition caused.
+func compose(file *Settings, defs map[string]apiRoom) (composed, error) {
+	skipped := map[string][]string{}
+	for name := range defs {
+		if _, ok := file.Rooms[name]; ok {
+			skipped[name] = []string{"a room of the file has the name " + name}
+		}
+	}
+	for range 2 {
+		s, problems := build(merge(file.Config, defs, skipped))
+		if len(problems) == 0 {
+			s.file = file.file
+			markSources(s, defs, skipped)
+			return composed{settings: s, skipped: skipped}, nil
+		}
+		blamed := blame(problems, file.Config, defs, skipped)
+		if len(blamed) == 0 {
+			return composed{}, &ConfigError{File: "the configuration with the API rooms", Problems: problems}
+		}
+		for name, ps := range blamed {
+			skipped[name] = ps
+		}
+	}
+	return composed{}, fmt.Errorf("composing the API rooms: still refused after leaving out %d", len(skipped))
+}
+
+// merge is the file's configuration with the definitions not skipped:
+// their rooms added, their routes after the file's.
+func merge(file *Config, defs map[string]apiRoom, skipped map[string][]string) *Config {
+	c := *file
+	c.Rooms = make(map[string]RoomConfig, len(file.Rooms)+len(defs))
+	for k, v := range file.Rooms {
+		c.Rooms[k] = v
+	}
+	c.Routes = append([]proxy.RouteConfig(nil), file.Routes...)
+	for _, name := range sortedKeys(defs) {
+		if skipped[name] != nil {
+			continue
+		}
+		d := defs[name]
+		c.Rooms[name] = d.RoomConfig
+		for _, rt := range d.Routes {
+			c.Routes = append(c.Routes, proxy.RouteConfig{Host: rt.Host, Path: rt.Path, Upstream: rt.Upstream, Room: name})
+		}
+	}
+	return &c
+}
+
+// blame finds the definitions a build's problems come from: those under
+// their room's key, and those of their routes (by index, in merge's
+// order), with the problems worded for the API.
+func blame(problems []string, file *Config, defs map[string]apiRoom, skipped map[string][]string) map[string][]string {
+	owner := map[int]string{}
+	i := len(file.Routes)
+	for _, name := range sortedKeys(defs) {
+		if skipped[name] != nil {
+			continue
+		}
+		for range defs[name].Routes {
+			owner[i] = name
+			i++
+		}
+	}
+	out := map[string][]string{}
+	for _, p := range problems {
+		if rest, ok := strings.CutPrefix(p, "rooms."); ok {
+			for name := range defs {
+				if field, ok := strings.CutPrefix(rest, name+"."); ok && skipped[name] == nil {
+					out[name] = append(out[name], field)
+				}
+			}
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(p, "routes[%d]", &n); err == nil {
+			if name, ok := owner[n]; ok {
+				out[name] = append(out[name], "routes["+fmt.Sprint(n-firstRoute(owner, name))+"]"+strings.TrimPrefix(p, fmt.Sprintf("routes[%d]", n)))
+			}
+		}
+	}
+	return out
+}
+
+// firstRoute is the index of name's first route in the merged list.
+func firstRoute(owner map[int]string, name string) int {
+	first := -1
+	for i, n := range owner {
+		if n == name && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	return first
+}
+
+// markSources says where each room in service comes from, for the admin
+// API: the file, the API or a template.
+func markSources(s *Settings, defs map[string]apiRoom, skipped map[string][]string) {
+	for i := range s.rooms {
+		r := &s.rooms[i]
+		switch _, api := defs[r.Name]; {
+		case r.Template != "":
+			r.Source = waitroom.SourceTemplate
+		case api && skipped[r.Name] == nil:
+			r.Source = waitroom.SourceAPI
+		default:
+			r.Source = waitroom.SourceFile
+		}
+	}
+	sort.Slice(s.rooms, func(i, j int) bool { return s.rooms[i].Name < s.rooms[j].Name })
+}
