@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,68 @@ func TestTemplate_MetricsDoNotGrowWithEvents(t *testing.T) {
 	}
 	if !strings.Contains(body, `waitroom_template_rooms{room="event-{id}"} 1010`) {
 		t.Fatalf("template rooms gauge:\n%s", grepLines(body, "template_rooms"))
+	}
+}
+
+// What a templated room costs: the gateway's heap and Redis's memory per
+// room a single visit made, and the store calls a thousand idle rooms
+// cost each second (each ticks).
+func TestTemplate_CostPerRoom(t *testing.T) {
+	srv := redistest.Start(t)
+	_, site := newUpstream(t)
+	cfg := strings.Replace(templateConfig(site.URL, "    max_active: 5\n    tick: 1s\n    max_rooms: 2000"), "routes:",
+		fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: cost } }\nroutes:", srv.Addr()), 1)
+	_, base := startGateway(t, cfg)
+	rdb, ctx := srv.Client(), context.Background()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	redisMem := func() int64 {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+				var n int64
+				fmt.Sscan(v, &n)
+				return n
+			}
+		}
+		return 0
+	}
+	const n = 1000
+	h0, r0 := heap(), redisMem()
+	c := &http.Client{Timeout: 10 * time.Second}
+	for id := range n {
+		res, err := c.Get(fmt.Sprintf("%s/events/c%d/", base, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	time.Sleep(2500 * time.Millisecond) // every room ticked at least twice
+	h1, r1 := heap(), redisMem()
+	calls := func() int64 {
+		info, _ := rdb.Info(ctx, "stats").Result()
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "total_commands_processed:"); ok {
+				var n int64
+				fmt.Sscan(v, &n)
+				return n
+			}
+		}
+		return 0
+	}
+	c0 := calls()
+	time.Sleep(3 * time.Second)
+	perSecond := float64(calls()-c0) / 3
+	t.Logf("%d rooms, one visitor each: gateway heap +%.1f KiB per room, Redis +%.0f B per room; %.0f Redis commands a second while they idle (%.1f per room)",
+		n, float64(int64(h1)-int64(h0))/n/1024, float64(r1-r0)/n, perSecond, perSecond/n)
+	if float64(int64(h1)-int64(h0))/n > 256<<10 || (r1-r0)/n > 16<<10 {
+		t.Fatalf("a room costs more than bounded: heap %d, Redis %d bytes", (int64(h1)-int64(h0))/n, (r1-r0)/n)
 	}
 }
