@@ -17,7 +17,7 @@ build: ## build bin/waitroom
 demo: ## run the demo: a shop behind a tiny room on http://localhost:8080
 	$(GO) run ./cmd/waitroom demo
 
-deps: ## install redis-server and chromium from Debian's packages when missing
+deps: ## install redis-server, chromium, a JDK, Node.js and openssl (apt) and pebble (go install) when missing
 	@.ci/deps
 
 lint: ## gofmt and go vet

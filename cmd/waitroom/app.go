@@ -50,7 +50,10 @@ type App struct {
 
 	server, admin     *http.Server
 	listener, adminLn net.Listener
-	shutdown          time.Duration
+	// redirect answers plain HTTP with HTTPS's address (tls.redirect_listen).
+	redirect   *http.Server
+	redirectLn net.Listener
+	shutdown   time.Duration
 
 	keysOnce sync.Once
 	keys     waitroom.KeyPair
@@ -112,6 +115,9 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		Max: cfg.Server.MaxConnsPerClient, V4Bits: cfg.Server.ClientNetworkV4, V6Bits: cfg.Server.ClientNetworkV6,
 		Trusted: cfg.trusted, OnRefuse: a.connRefused,
 	}.Listener(a.listener)
+	if err := a.listenTLS(cfg, log); err != nil {
+		return nil, err
+	}
 	if cfg.Admin.Listen == "" {
 		return a, nil
 	}
@@ -257,6 +263,9 @@ func (a *App) Run(ctx context.Context) error {
 		g.Go(func() error { return a.drain(ctx, gctx, srv, what) })
 	}
 	serve(a.server, a.listener, "visitors")
+	if a.redirect != nil {
+		serve(a.redirect, a.redirectLn, "the HTTPS redirect")
+	}
 	if a.admin != nil {
 		serve(a.admin, a.adminLn, "the admin API")
 	}
@@ -279,7 +288,7 @@ func (a *App) drain(ctx, gctx context.Context, srv *http.Server, what string) er
 
 // Close releases the listeners and the store. Run must have returned.
 func (a *App) Close() error {
-	for _, ln := range []net.Listener{a.listener, a.adminLn} {
+	for _, ln := range []net.Listener{a.listener, a.adminLn, a.redirectLn} {
 		if ln != nil {
 			_ = ln.Close()
 		}

@@ -22,6 +22,7 @@ type Settings struct {
 	file []byte // the file's bytes, to tell a changed file from the same one
 
 	server       serverSettings
+	tls          tlsSettings
 	cookie       waitroom.Cookie
 	keys         []waitroom.KeyPair // nil when none are configured
 	rooms        []waitroom.Room    // in name order
@@ -58,6 +59,7 @@ func build(c *Config) (*Settings, []string) {
 		p.Add("listen", `want host:port such as ":8080", got %q`, c.Listen)
 	}
 	s.server, s.trusted = c.Server.build(&p)
+	s.tls = c.TLS.build(&p)
 	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)

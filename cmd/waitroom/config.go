@@ -22,6 +22,7 @@ type Config struct {
 	Rooms     map[string]RoomConfig           `mapstructure:"rooms" yaml:"rooms" json:"rooms"`
 	Routes    []proxy.RouteConfig             `mapstructure:"routes" yaml:"routes" json:"routes"`
 	Bypass    proxy.BypassConfig              `mapstructure:"bypass" yaml:"bypass" json:"bypass"`
+	TLS       TLSConfig                       `mapstructure:"tls" yaml:"tls" json:"tls"`
 }
 
 // RoomConfig is one room: the admission settings and its page.
@@ -122,6 +123,7 @@ func DefaultConfig() Config {
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json"},
+		TLS:    TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
 		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),
 		Bypass: proxy.DefaultBypass(),

@@ -113,6 +113,9 @@ func needsRestart(old, cur *Config) []string {
 	if old.Log != cur.Log {
 		keys = append(keys, "log")
 	}
+	if !reflect.DeepEqual(old.TLS, cur.TLS) {
+		keys = append(keys, "tls")
+	}
 	return keys
 }
 
@@ -121,9 +124,9 @@ func needsRestart(old, cur *Config) []string {
 // session_cache, which a reload applies), the server and the log.
 func (s *Settings) keepRunning(old *Settings) {
 	c := *s.Config
-	c.Listen, c.Admin, c.Server, c.Log = old.Listen, old.Admin, old.Server, old.Log
+	c.Listen, c.Admin, c.Server, c.Log, c.TLS = old.Listen, old.Admin, old.Server, old.Log, old.TLS
 	onError, cache := c.Store.OnError, c.Store.SessionCache
 	c.Store = old.Store
 	c.Store.OnError, c.Store.SessionCache = onError, cache
-	s.Config, s.server, s.trusted = &c, old.server, old.trusted
+	s.Config, s.server, s.trusted, s.tls = &c, old.server, old.trusted, old.tls
 }
