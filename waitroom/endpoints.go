@@ -100,7 +100,11 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	p := g.tickets.Read(r, lr.name)
 	if p.Valid {
 		id := p.Ticket.Visitor
-		err := g.rooms.Release(r.Context(), lr.name, id, "leave")
+		ctx := r.Context()
+		if p.Ticket.Admitted(time.Now()) {
+			ctx = withSessionStart(ctx, p.Ticket.Entered)
+		}
+		err := g.rooms.Release(ctx, lr.name, id, "leave")
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			g.log.Warn("releasing visitor", zap.String(fieldRoom, lr.name), zap.String(fieldVisitor, id), zap.Error(err))
 			g.resp.Error(w, r, http.StatusServiceUnavailable)

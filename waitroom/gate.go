@@ -145,6 +145,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		obs.Admitted(label)
 	}
 	vouch(r, room, vt.v.ID)
+	r = r.WithContext(withSessionStart(r.Context(), enteredAt(vt.p, vt.d, time.Now())))
 	if vt.fresh || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
 	}

@@ -88,20 +88,22 @@ type outageCount struct {
 	n atomic.Int64
 }
 
-func (*outageCount) Request(string, string)         {}
-func (*outageCount) TicketRejected(string)          {}
-func (*outageCount) Admitted(string)                {}
-func (*outageCount) Released(string, string)        {}
-func (*outageCount) Tick(string, waitroom.Admitted) {}
-func (*outageCount) Room(string, waitroom.Stats)    {}
-func (*outageCount) Forget(string)                  {}
-func (o *outageCount) Outage()                      { o.n.Add(1) }
-func (*outageCount) StoreUp(bool)                   {}
-func (*outageCount) JoinRefused(string, string)     {}
-func (*outageCount) SessionRefused(string, string)  {}
-func (*outageCount) Challenge(string, string)       {}
-func (*outageCount) Restored(string, string)        {}
-func (*outageCount) TemplateRooms(string, int)      {}
+func (*outageCount) Request(string, string)             {}
+func (*outageCount) TicketRejected(string)              {}
+func (*outageCount) Admitted(string)                    {}
+func (*outageCount) Released(string, string)            {}
+func (*outageCount) Tick(string, waitroom.Admitted)     {}
+func (*outageCount) Room(string, waitroom.Stats)        {}
+func (*outageCount) Forget(string)                      {}
+func (o *outageCount) Outage()                          { o.n.Add(1) }
+func (*outageCount) StoreUp(bool)                       {}
+func (*outageCount) JoinRefused(string, string)         {}
+func (*outageCount) SessionRefused(string, string)      {}
+func (*outageCount) Challenge(string, string)           {}
+func (*outageCount) Restored(string, string)            {}
+func (*outageCount) TemplateRooms(string, int)          {}
+func (*outageCount) Waited(string, time.Duration)       {}
+func (*outageCount) SessionEnded(string, time.Duration) {}
 
 func newGateFixture(t *testing.T, onError waitroom.OutagePolicy, maxActive int) *gateFixture {
 	t.Helper()

@@ -26,6 +26,8 @@ type liveRoom struct {
 	// lastUse when it last told the store a filled room is in use (unix
 	// nanoseconds); see sweepTemplates.
 	lastVisit, lastUse atomic.Int64
+	// waits are the waits of the visitors this instance let in lately.
+	waits waitRing
 }
 
 // Effective is what a room runs on now: its limits and mode after the

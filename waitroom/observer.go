@@ -1,5 +1,7 @@
 package waitroom
 
+import "time"
+
 // Observer hears what the gate and its admitters do, for metrics. Every
 // method must be cheap and safe for concurrent use; the waitroom/metrics
 // package implements it.
@@ -38,21 +40,28 @@ type Observer interface {
 	// TemplateRooms publishes how many rooms filled from the template are
 	// in service on this instance.
 	TemplateRooms(template string, n int)
+	// Waited observes the wait of a visitor who just went inside, from its
+	// ticket's issue; SessionEnded the time inside of a session a release
+	// ended (by the site or the visitor).
+	Waited(room string, d time.Duration)
+	SessionEnded(room string, d time.Duration)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) Request(string, string)        {}
-func (nopObserver) TicketRejected(string)         {}
-func (nopObserver) Admitted(string)               {}
-func (nopObserver) Released(string, string)       {}
-func (nopObserver) Tick(string, Admitted)         {}
-func (nopObserver) Room(string, Stats)            {}
-func (nopObserver) Forget(string)                 {}
-func (nopObserver) Outage()                       {}
-func (nopObserver) StoreUp(bool)                  {}
-func (nopObserver) JoinRefused(string, string)    {}
-func (nopObserver) SessionRefused(string, string) {}
-func (nopObserver) Challenge(string, string)      {}
-func (nopObserver) Restored(string, string)       {}
-func (nopObserver) TemplateRooms(string, int)     {}
+func (nopObserver) Request(string, string)             {}
+func (nopObserver) TicketRejected(string)              {}
+func (nopObserver) Admitted(string)                    {}
+func (nopObserver) Released(string, string)            {}
+func (nopObserver) Tick(string, Admitted)              {}
+func (nopObserver) Room(string, Stats)                 {}
+func (nopObserver) Forget(string)                      {}
+func (nopObserver) Outage()                            {}
+func (nopObserver) StoreUp(bool)                       {}
+func (nopObserver) JoinRefused(string, string)         {}
+func (nopObserver) SessionRefused(string, string)      {}
+func (nopObserver) Challenge(string, string)           {}
+func (nopObserver) Restored(string, string)            {}
+func (nopObserver) TemplateRooms(string, int)          {}
+func (nopObserver) Waited(string, time.Duration)       {}
+func (nopObserver) SessionEnded(string, time.Duration) {}

@@ -80,6 +80,7 @@ func (rs *Rooms) Release(ctx context.Context, room, visitor, how string) error {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
 	rs.obs.Released(rs.labelOf(room), how)
+	rs.noteSessionEnd(ctx, room)
 	return nil
 }
 

@@ -174,6 +174,11 @@ type RoomInfo struct {
 	// its opening's shuffle, once drawn ("" before, or without a schedule).
 	Phase       Phase
 	ShuffleSeed string
+	// WaitP50 and WaitP90 are the median and 90th percentile wait of the
+	// visitors this instance let in over the last 15 minutes (WaitsOK
+	// false without any).
+	WaitP50, WaitP90 time.Duration
+	WaitsOK          bool
 }
 
 // Info describes a room; ok is false for a room not in service.
@@ -184,6 +189,7 @@ func (rs *Rooms) Info(name string) (RoomInfo, bool) {
 	}
 	eff, st, room := lr.eff.Load(), lr.stats.Load(), lr.room()
 	info := RoomInfo{Room: *room, Effective: *eff, Stats: *st, Message: lr.message(), Phase: room.Schedule.Phase(time.Now())}
+	info.WaitP50, info.WaitP90, info.WaitsOK = lr.waits.quantiles(time.Now())
 	if seed := lr.shuffleSeed.Load(); seed != nil {
 		info.ShuffleSeed = *seed
 	}

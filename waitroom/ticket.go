@@ -34,6 +34,9 @@ type Ticket struct {
 	// not written yet: its holder has not come back. Tickets issued before
 	// places were written lazily read as placed.
 	Pending bool `json:"w,omitempty"`
+	// Entered is when the session the ticket carries began (unix seconds),
+	// for waitroom_session_seconds; 0 while waiting.
+	Entered int64 `json:"e,omitempty"`
 }
 
 // Admitted reports whether the ticket carries an admission still running at now.

@@ -16,9 +16,10 @@ import (
 // The binary form: the byte binaryTicket, then uvarint version, the 16
 // bytes of the visitor id, uvarint length and bytes of the room, then
 // varints number, issued, start, until and sealed, then one byte of flags
-// (flagPending) when any is set. JSON always starts with '{', so the first
-// byte tells the two apart; a ticket without the flags byte (older, or
-// with none set) reads as placed.
+// when any is set: flagPending, and flagEntered, which a varint of Entered
+// (above 0) follows. JSON always starts with '{', so the first byte tells
+// the two apart; a ticket without the flags byte (older, or with none set)
+// reads as placed, not inside.
 type ticketCodec struct{}
 
 const (
@@ -26,6 +27,7 @@ const (
 	visitorBytes = 16
 	maxRoomBytes = 255
 	flagPending  = 0x01
+	flagEntered  = 0x02
 )
 
 // Serialize implements securecookie.Serializer.
@@ -54,8 +56,18 @@ func (ticketCodec) Serialize(src any) ([]byte, error) {
 	for _, n := range [...]int64{tk.Number, tk.Issued, tk.Start, tk.Until, tk.Sealed} {
 		b = binary.AppendVarint(b, n)
 	}
+	var flags byte
 	if tk.Pending {
-		b = append(b, flagPending)
+		flags |= flagPending
+	}
+	if tk.Entered > 0 {
+		flags |= flagEntered
+	}
+	if flags != 0 {
+		b = append(b, flags)
+	}
+	if tk.Entered > 0 {
+		b = binary.AppendVarint(b, tk.Entered)
 	}
 	return b, nil
 }
@@ -92,15 +104,23 @@ func (ticketCodec) Deserialize(src []byte, dst any) error {
 	if r.err == nil && len(r.b) > 0 {
 		// Only a set flag is ever written, so a zero byte is malformed:
 		// every ticket that reads writes back the same bytes.
-		if flags = r.byte(); flags == 0 || flags&^flagPending != 0 {
+		if flags = r.byte(); flags == 0 || flags&^(flagPending|flagEntered) != 0 {
 			return errors.New("deserializing ticket: unknown flags")
+		}
+	}
+	var entered int64
+	if flags&flagEntered != 0 {
+		// Only a positive time is ever written, so anything else is malformed.
+		if entered = r.varint(); entered <= 0 {
+			return errors.New("deserializing ticket: malformed")
 		}
 	}
 	if r.err != nil || len(r.b) != 0 || version > 1<<16 {
 		return errors.New("deserializing ticket: malformed")
 	}
 	*tk = Ticket{Version: int(version), Visitor: base64.RawURLEncoding.EncodeToString(id), Room: string(room),
-		Number: n[0], Issued: n[1], Start: n[2], Until: n[3], Sealed: n[4], Pending: flags&flagPending != 0}
+		Number: n[0], Issued: n[1], Start: n[2], Until: n[3], Sealed: n[4], Pending: flags&flagPending != 0,
+		Entered: entered}
 	return nil
 }
 

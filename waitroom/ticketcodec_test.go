@@ -24,6 +24,18 @@ func TestTicketCodec_RoundTrip(t *testing.T) {
 	if err := (ticketCodec{}).Deserialize(b, &got); err != nil || got != want {
 		t.Fatalf("round trip: %+v, %v\nwant %+v", got, err, want)
 	}
+	for _, tk := range []Ticket{{Entered: 1_800_000_100}, {Entered: 1_800_000_100, Pending: true}} {
+		w := want
+		w.Entered, w.Pending = tk.Entered, tk.Pending
+		b, err := ticketCodec{}.Serialize(w)
+		var got Ticket
+		if err == nil {
+			err = ticketCodec{}.Deserialize(b, &got)
+		}
+		if err != nil || got != w {
+			t.Fatalf("round trip with Entered: %+v, %v\nwant %+v", got, err, w)
+		}
+	}
 }
 
 // Tickets sealed as JSON before the binary form keep their place: an
@@ -62,6 +74,9 @@ func TestTicketCodec_Refuses(t *testing.T) {
 		"cut":           good[:len(good)-1],
 		"trailing":      append(append([]byte{}, good...), 0),
 		"room too long": {binaryTicket, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x03},
+		"entered zero":  append(append([]byte{}, good...), flagEntered, 0),
+		"entered cut":   append(append([]byte{}, good...), flagEntered),
+		"unknown flag":  append(append([]byte{}, good...), 0x04),
 	} {
 		var tk Ticket
 		if err := (ticketCodec{}).Deserialize(b, &tk); err == nil {
@@ -73,6 +88,10 @@ func TestTicketCodec_Refuses(t *testing.T) {
 func FuzzTicketDeserialize(f *testing.F) {
 	good, _ := ticketCodec{}.Serialize(sampleTicket())
 	f.Add(good)
+	inside := sampleTicket()
+	inside.Until, inside.Entered = 1_800_000_600, 1_800_000_000
+	entered, _ := ticketCodec{}.Serialize(inside)
+	f.Add(entered)
 	f.Add([]byte(`{"v":1,"id":"AAAAAAAAAAAAAAAAAAAAAA","r":"concert","n":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var tk Ticket

@@ -104,6 +104,7 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 		return vt, nil
 	}
 	vt.d = d
+	g.noteAdmission(vt.lr, vt.p, d, now)
 	g.noteRestore(name, vt.v, d)
 	if d.State != StateNone {
 		vt.raw, vt.fresh = g.reissue(w, name, vt.v, vt.p, d, now)
@@ -182,9 +183,10 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 	}
 	want.Pending = !d.Placed
 	want.Start = startOf(p, d)
-	want.Until = 0
+	want.Until, want.Entered = 0, 0
 	if d.State == StateAdmitted {
 		want.Until = d.Until.Unix()
+		want.Entered = enteredAt(p, d, now)
 	}
 	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < g.resealAfter(room) {
 		return p.Raw, false
@@ -199,6 +201,19 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 		w.Header().Set(TokenHeader, value)
 	}
 	return value, true
+}
+
+// enteredAt is when the session of an admitted visitor began: its
+// ticket's word for a session that goes on, now for one this decision
+// began, 0 when neither tells (a ticket sealed before tickets said).
+func enteredAt(p Presented, d Decision, now time.Time) int64 {
+	switch {
+	case p.Valid && p.Ticket.Entered > 0 && !d.Joined:
+		return p.Ticket.Entered
+	case !p.Valid || d.Joined || p.Ticket.Until == 0:
+		return now.Unix()
+	}
+	return 0
 }
 
 // resealAfter is how old a seal may get before a poll renews it, in

@@ -31,11 +31,15 @@ type RoomView struct {
 	LastMinute int64         `json:"admitted_last_minute"`
 	Totals     TotalsView    `json:"totals"`
 	BackETA    *int64        `json:"eta_back_seconds"`
-	StoreUp    bool          `json:"store_up"`
-	Title      string        `json:"title,omitempty"`
-	Message    string        `json:"message"` // the notice the waiting page shows now
-	Schedule   *ScheduleView `json:"schedule,omitempty"`
-	Guards     GuardsView    `json:"guards"`
+	// WaitP50 and WaitP90 are the median and 90th percentile wait of the
+	// visitors this instance let in over the last 15 minutes; null without.
+	WaitP50  *int64        `json:"wait_p50_seconds"`
+	WaitP90  *int64        `json:"wait_p90_seconds"`
+	StoreUp  bool          `json:"store_up"`
+	Title    string        `json:"title,omitempty"`
+	Message  string        `json:"message"` // the notice the waiting page shows now
+	Schedule *ScheduleView `json:"schedule,omitempty"`
+	Guards   GuardsView    `json:"guards"`
 }
 
 // TemplateView is a room template: how many rooms it fills on this
@@ -128,6 +132,10 @@ func (a *admin) view(name string) RoomView {
 		}
 		v.Schedule = &ScheduleView{PrequeueFrom: at(sc.PrequeueFrom), OpensAt: at(sc.OpensAt), ClosesAt: at(sc.ClosesAt),
 			Phase: info.Phase.String(), ShuffleSeed: info.ShuffleSeed}
+	}
+	if info.WaitsOK {
+		p50, p90 := int64(info.WaitP50/time.Second), int64(info.WaitP90/time.Second)
+		v.WaitP50, v.WaitP90 = &p50, &p90
 	}
 	if info.BackETAOK {
 		s := int64(info.BackETA / time.Second)

@@ -33,6 +33,8 @@
 //	                                                            wrong_network, expired, not_enough_work, spent
 //	waitroom_restores_total{room,kind}                counter   kind: waiting, inside (after a data loss)
 //	waitroom_template_rooms{room}                     gauge     rooms a template fills on this instance
+//	waitroom_wait_seconds{room}                       histogram from a ticket's issue to its admission (0: in at once)
+//	waitroom_session_seconds{room}                    histogram time inside of sessions a release ended
 //
 // A room filled in from a template ("event-123" from "event-{id}") is
 // counted under its template's name, so series do not grow with events.

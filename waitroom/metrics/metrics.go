@@ -15,6 +15,9 @@ import (
 var (
 	upstreamBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	storeBuckets    = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	// A wait is seconds to hours; a session minutes.
+	waitBuckets    = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}
+	sessionBuckets = []float64{10, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600}
 )
 
 // Metrics records the gateway's metrics into a registry of its own. Its
@@ -44,6 +47,8 @@ type Metrics struct {
 	connsRefused prometheus.Counter
 	// templateRooms is per template, one series each however many events.
 	templateRooms *prometheus.GaugeVec
+	// waits and sessions are how long people waited and stayed, by room.
+	waits, sessions *prometheus.HistogramVec
 
 	// Children resolved once, so recording does no label hashing.
 	rejected  [len(reasons)]prometheus.Counter
@@ -63,7 +68,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
-		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms,
+		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms, m.waits, m.sessions,
 		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused,
 	)
 	m.resolve()
@@ -93,6 +98,16 @@ func (m *Metrics) defineRooms() {
 		"Visitors in line, from the store's last snapshot (shared by all instances).")
 	m.active = gaugeVec("waitroom_active_sessions",
 		"Sessions inside, from the store's last snapshot (shared by all instances).")
+	m.waits = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "waitroom_wait_seconds",
+		Help:    "How long visitors this instance let in had waited, from their ticket's issue (0: in at once).",
+		Buckets: waitBuckets,
+	}, []string{"room"})
+	m.sessions = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "waitroom_session_seconds",
+		Help:    "Time inside of the sessions a release ended (by the site or the visitor's leave).",
+		Buckets: sessionBuckets,
+	}, []string{"room"})
 	m.templateRooms = gaugeVec("waitroom_template_rooms",
 		"Rooms a room template fills on this instance now (room is the template's name).")
 	m.lastMinute = gaugeVec("waitroom_admitted_last_minute",

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitroom/waitroom/waitroom"
@@ -77,6 +79,7 @@ func (m *Metrics) Forget(room string) {
 		for _, v := range []deleter{
 			m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
 			m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms,
+			m.waits, m.sessions,
 		} {
 			v.DeletePartialMatch(l)
 		}
@@ -92,6 +95,24 @@ func (m *Metrics) TemplateRooms(template string, n int) {
 		return
 	}
 	m.templateRooms.WithLabelValues(label(template)).Set(float64(n))
+}
+
+// Waited observes a visitor's wait from its ticket's issue to its
+// admission, in waitroom_wait_seconds.
+func (m *Metrics) Waited(room string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.waits.WithLabelValues(label(room)).Observe(d.Seconds())
+}
+
+// SessionEnded observes the time inside of a session a release ended, in
+// waitroom_session_seconds.
+func (m *Metrics) SessionEnded(room string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.sessions.WithLabelValues(label(room)).Observe(d.Seconds())
 }
 
 // deleter is the part of a metric vector Forget needs.
