@@ -23,6 +23,11 @@ type CookieConfig struct {
 	// BlockKeys encrypt tickets (AES): standard base64, 16, 24 or 32 bytes,
 	// one for each hash key.
 	BlockKeys []string `mapstructure:"block_keys" yaml:"block_keys" json:"block_keys"`
+	// HashKeysFile and BlockKeysFile name files holding the keys, one per
+	// line (a mounted secret), instead of HashKeys and BlockKeys; they are
+	// read again on every reload. Default "".
+	HashKeysFile  string `mapstructure:"hash_keys_file" yaml:"hash_keys_file" json:"hash_keys_file"`
+	BlockKeysFile string `mapstructure:"block_keys_file" yaml:"block_keys_file" json:"block_keys_file"`
 	// Secure sends the cookie over HTTPS only. Default true.
 	Secure bool `mapstructure:"secure" yaml:"secure" json:"secure"`
 	// SameSite is "lax" (default), "strict" or "none" (needs secure).

@@ -78,6 +78,9 @@ type AdminConfig struct {
 	// Token is the bearer token for the API, the dashboard's calls and
 	// /metrics (use ${ENV}); required unless Listen is a loopback address.
 	Token string `mapstructure:"token" yaml:"token" json:"token"`
+	// TokenFile names a file holding the token (a mounted secret), instead
+	// of Token. Default "".
+	TokenFile string `mapstructure:"token_file" yaml:"token_file" json:"token_file"`
 }
 
 // LogConfig sets up zap.

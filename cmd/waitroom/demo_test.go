@@ -61,6 +61,18 @@ func TestRun_Commands(t *testing.T) {
 	if code := run(context.Background(), []string{"check", "--config", "testdata/nope.yaml"}, &out, &errb); code != 1 {
 		t.Fatalf("check of a missing file: exit %d", code)
 	}
+	for _, flagArg := range []string{"--version", "-v"} {
+		out.Reset()
+		if code := run(context.Background(), []string{flagArg}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "waitroom ") {
+			t.Fatalf("%s: %d %q", flagArg, code, out.String())
+		}
+	}
+	for _, flagArg := range []string{"--help", "-h"} {
+		out.Reset()
+		if code := run(context.Background(), []string{flagArg}, &out, &errb); code != 0 || !strings.Contains(out.String(), "waitroom check") {
+			t.Fatalf("%s: %d %q", flagArg, code, out.String())
+		}
+	}
 	if code := run(context.Background(), []string{"frobnicate"}, &out, &errb); code != 2 {
 		t.Fatalf("unknown command: exit %d", code)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,8 +97,11 @@ func parseConfig(name string, raw []byte) (*Settings, error) {
 		problems = append(problems, keyPath(k)+": unknown key")
 	}
 	var s *Settings
+	var secrets []byte
 	if err == nil {
 		var more []string
+		secrets, more = readSecretFiles(cfg)
+		problems = append(problems, more...)
 		s, more = build(cfg)
 		problems = append(problems, more...)
 	}
@@ -105,8 +109,57 @@ func parseConfig(name string, raw []byte) (*Settings, error) {
 		sortProblems(problems)
 		return fail(problems...)
 	}
-	s.file = raw
+	// The secrets' digest joins the file's bytes, so a rotated secret is a
+	// changed configuration to a reload.
+	sum := sha256.Sum256(secrets)
+	s.file = append(append(raw[:len(raw):len(raw)], 0), sum[:]...)
 	return s, nil
+}
+
+// readSecretFiles fills the secrets that name a file (a mounted
+// Kubernetes secret, a systemd credential) from it: the admin token, the
+// Redis password, and the cookie keys, one per line. A secret given both
+// inline and as a file is refused, as is an unreadable or empty file. It
+// returns what it read, for the fingerprint.
+func readSecretFiles(c *Config) ([]byte, []string) {
+	var problems []string
+	var read []byte
+	one := func(key, file string, inline bool) (string, bool) {
+		if file == "" {
+			return "", false
+		}
+		if inline {
+			problems = append(problems, fmt.Sprintf("%s: give the secret or its file, not both", key))
+			return "", false
+		}
+		b, err := os.ReadFile(file)
+		if err != nil || len(bytes.TrimSpace(b)) == 0 {
+			problems = append(problems, fmt.Sprintf("%s: cannot read a secret from %q (%v)", key, file, errOrEmpty(err)))
+			return "", false
+		}
+		read = append(append(read, b...), 0)
+		return strings.TrimSpace(string(b)), true
+	}
+	if v, ok := one("admin.token_file", c.Admin.TokenFile, c.Admin.Token != ""); ok {
+		c.Admin.Token = v
+	}
+	if v, ok := one("store.redis.password_file", c.Store.Redis.PasswordFile, c.Store.Redis.Password != ""); ok {
+		c.Store.Redis.Password = v
+	}
+	if v, ok := one("cookie.hash_keys_file", c.Cookie.HashKeysFile, len(c.Cookie.HashKeys) > 0); ok {
+		c.Cookie.HashKeys = strings.Fields(v)
+	}
+	if v, ok := one("cookie.block_keys_file", c.Cookie.BlockKeysFile, len(c.Cookie.BlockKeys) > 0); ok {
+		c.Cookie.BlockKeys = strings.Fields(v)
+	}
+	return read, problems
+}
+
+func errOrEmpty(err error) error {
+	if err != nil {
+		return errors.Unwrap(err)
+	}
+	return errors.New("it is empty")
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

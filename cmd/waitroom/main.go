@@ -25,7 +25,10 @@ Usage:
   waitroom [serve] [--config FILE]   run the gateway (default config: configs/waitroom.yaml)
   waitroom check [--config FILE]     validate the config and print it, secrets redacted
   waitroom demo [--listen ADDR]      run a demo site behind a tiny room (2 inside, 6 per minute)
-  waitroom version                   print the version
+  waitroom version                   print the version (also --version)
+
+Each command's own flags: waitroom COMMAND --help. Every key of the
+configuration file is documented in configs/waitroom.yaml.
 `
 
 func main() {
@@ -39,6 +42,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	}
+	// At the top level, --version and --help are what they are anywhere
+	// else, not serve's flags.
+	if cmd == "serve" && len(args) > 0 {
+		switch args[0] {
+		case "--version", "-version", "-v":
+			cmd, args = "version", args[1:]
+		case "--help", "-help", "-h":
+			cmd, args = "help", args[1:]
+		}
 	}
 	var err error
 	switch cmd {

@@ -31,6 +31,9 @@ type Config struct {
 	// requirepass). Default: none.
 	Username string `mapstructure:"username" yaml:"username" json:"username"`
 	Password string `mapstructure:"password" yaml:"password" json:"password"`
+	// PasswordFile names a file holding the password (a mounted secret),
+	// instead of Password; the loader reads it. Default "".
+	PasswordFile string `mapstructure:"password_file" yaml:"password_file" json:"password_file"`
 	// DB is the database number; must be 0 for a cluster. Default 0.
 	DB int `mapstructure:"db" yaml:"db" json:"db"`
 	// TLS connects with TLS 1.2 or later, verifying the server's
