@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -31,12 +32,16 @@ type AdminOptions struct {
 	// Definer creates, replaces and deletes rooms through the API; nil
 	// answers those requests 501.
 	Definer RoomDefiner
+	// Reload reads the configuration file again (POST /admin/api/reload):
+	// the result ("ok", "unchanged"), or the problems by key when the file
+	// was refused and the running configuration stays. nil answers 501.
+	Reload func(ctx context.Context) (result string, problems []string, err error)
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
-	// Ready reports whether the gateway can serve (store reachable, config
-	// loaded) and what an operator should fix even so (a Redis that may
-	// evict keys), one line each in /readyz's body. nil is always ready.
-	Ready func(ctx context.Context) (warnings []string, err error)
+	// Ready reports whether the gateway can serve, and lines for /readyz's
+	// body after "ready" (the store's state, what an operator should fix).
+	// nil is always ready.
+	Ready func(ctx context.Context) (lines []string, err error)
 	Log   *zap.Logger
 }
 
@@ -70,6 +75,7 @@ func NewAdmin(o AdminOptions) http.Handler {
 	api.HandleFunc("DELETE /admin/api/rooms/{room}/overrides", a.clearOverride)
 	api.HandleFunc("POST /admin/api/rooms/{room}/admit", a.admitNow)
 	api.HandleFunc("POST /admin/api/rooms/{room}/release", a.release)
+	api.HandleFunc("POST /admin/api/reload", a.reload)
 	api.HandleFunc("POST /admin/api/rooms", a.createRoom)
 	api.HandleFunc("PUT /admin/api/rooms/{room}", a.replaceRoom)
 	api.HandleFunc("DELETE /admin/api/rooms/{room}", a.deleteRoom)
@@ -144,15 +150,15 @@ func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {
 	if a.Ready != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		warnings, err := a.Ready(ctx)
+		lines, err := a.Ready(ctx)
 		if err != nil {
 			a.Log.Debug("not ready", zap.Error(err))
 			plain(w, http.StatusServiceUnavailable, "not ready")
 			return
 		}
 		msg := "ready"
-		for _, line := range warnings {
-			msg += "\nwarning: " + line
+		for _, line := range lines {
+			msg += "\n" + line
 		}
 		plain(w, http.StatusOK, msg)
 		return
@@ -204,9 +210,16 @@ func apiError(w http.ResponseWriter, status int, msg string) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	// Problems such as "must be >= 0" read as written: the answer is JSON
+	// with nosniff, never HTML, so < > & need no escaping.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	b := []byte(`{"error":"encoding the answer failed"}`)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+	} else {
+		b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

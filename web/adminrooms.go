@@ -134,3 +134,22 @@ func (a *admin) roomBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	}
 	return body, true
 }
+
+// reload is POST /admin/api/reload, for a sidecar or an operator: 200 with
+// the result, 400 with the problems of a refused file (the running
+// configuration stays), 409 when there is no file to read.
+func (a *admin) reload(w http.ResponseWriter, r *http.Request) {
+	if a.Reload == nil {
+		apiError(w, http.StatusNotImplemented, "this gateway does not reload")
+		return
+	}
+	result, problems, err := a.Reload(r.Context())
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, map[string]any{"result": result})
+	case len(problems) > 0:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"result": "refused", "error": "the file was refused; the running configuration stays", "problems": problems})
+	default:
+		apiError(w, http.StatusConflict, err.Error())
+	}
+}

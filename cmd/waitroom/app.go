@@ -34,13 +34,16 @@ type App struct {
 	// requireNoEviction refuses service on a Redis that may evict
 	// (store.redis.require_noeviction).
 	requireNoEviction bool
-	metrics           *metrics.Metrics
-	rooms             *waitroom.Rooms
-	gen               atomic.Pointer[generation]
-	path              string // the file to reload from; "" for none
-	watch             bool   // reload when the file changes, too
-	loaded            []byte // the file as last loaded, so an unchanged file is a no-op
-	reloadMu          sync.Mutex
+	// readyRequiresStore makes /readyz fail while the store does
+	// (admin.ready_requires_store).
+	readyRequiresStore bool
+	metrics            *metrics.Metrics
+	rooms              *waitroom.Rooms
+	gen                atomic.Pointer[generation]
+	path               string // the file to reload from; "" for none
+	watch              bool   // reload when the file changes, too
+	loaded             []byte // the file as last loaded, so an unchanged file is a no-op
+	reloadMu           sync.Mutex
 	// file is the configuration file's settings as last loaded, and defs
 	// the API rooms (defsVersion their store version) that compose adds to
 	// it; all under reloadMu.
@@ -71,6 +74,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	}
 	a.redis, _ = store.(*redisstore.Store)
 	a.requireNoEviction = cfg.Store.Kind == "redis" && cfg.Store.Redis.RequireNoEviction
+	a.readyRequiresStore = cfg.Admin.ReadyRequiresStore
 	if err := a.checkEviction(log); err != nil {
 		_ = store.Close()
 		return nil, err
@@ -125,6 +129,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		Handler: web.NewAdmin(web.AdminOptions{
 			Token: cfg.Admin.Token, Rooms: a.rooms,
 			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
+			Reload: a.ReloadNow,
 		}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: stdLog(log.Named("admin")),
@@ -161,29 +166,36 @@ func (a *App) randomKeys() waitroom.KeyPair {
 	return a.keys
 }
 
-// ready is /readyz: a configuration is in service and the store answers;
-// a Redis that may evict keys is a warning, or not ready with
-// store.redis.require_noeviction.
+// ready is /readyz: a configuration is in service and the listeners are
+// up. The store's state is in the body, not the status: a Redis blip must
+// not mark every instance not ready at once, which would hand visitors the
+// ingress's error page instead of waitroom's own hold page (unless
+// admin.ready_requires_store asks for that). A Redis that may evict keys
+// is a warning, or not ready with store.redis.require_noeviction.
 func (a *App) ready(ctx context.Context) ([]string, error) {
 	if a.gen.Load() == nil {
 		return nil, errors.New("no configuration loaded")
 	}
 	if err := a.store.Ping(ctx); err != nil {
-		return nil, err
+		if a.readyRequiresStore {
+			return nil, err
+		}
+		return []string{"store: down (visitors get store.on_error's answer)"}, nil
 	}
+	lines := []string{"store: up"}
 	if a.redis == nil {
-		return nil, nil
+		return lines, nil
 	}
 	policy, err := a.redis.EvictionPolicy(ctx)
 	switch {
 	case err != nil:
-		return []string{"could not read Redis's maxmemory-policy: " + err.Error()}, nil
+		return append(lines, "warning: could not read Redis's maxmemory-policy: "+err.Error()), nil
 	case policy == redisstore.NoEviction:
-		return nil, nil
+		return lines, nil
 	case a.requireNoEviction:
 		return nil, fmt.Errorf("redis maxmemory-policy is %s and store.redis.require_noeviction is set", policy)
 	}
-	return []string{evictionWarning(policy)}, nil
+	return append(lines, "warning: "+evictionWarning(policy)), nil
 }
 
 // checkEviction looks at Redis's maxmemory-policy once at start: a policy

@@ -81,6 +81,11 @@ type AdminConfig struct {
 	// TokenFile names a file holding the token (a mounted secret), instead
 	// of Token. Default "".
 	TokenFile string `mapstructure:"token_file" yaml:"token_file" json:"token_file"`
+	// ReadyRequiresStore makes /readyz answer 503 while the store does not
+	// answer. Default false: ready once a configuration is loaded and the
+	// listeners are up, with the store's state in the body, so a store
+	// outage keeps every instance serving its hold page.
+	ReadyRequiresStore bool `mapstructure:"ready_requires_store" yaml:"ready_requires_store" json:"ready_requires_store"`
 }
 
 // LogConfig sets up zap.

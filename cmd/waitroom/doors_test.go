@@ -330,7 +330,7 @@ func TestDoors_EvictingRedis(t *testing.T) {
 	cfg := redisConfig(site.URL, "    max_active: 1", srv.Addr(), "closed", "")
 	app, _ := startGateway(t, cfg)
 	code, _, body := (&adminClient{t: t, base: "http://" + app.AdminAddr().String()}).do("GET", "/readyz", "")
-	if code != 200 || !strings.Contains(body, "warning: Redis's maxmemory-policy is allkeys-lru") {
+	if code != 200 || !strings.Contains(body, "store: up\nwarning: Redis's maxmemory-policy is allkeys-lru") {
 		t.Fatalf("/readyz on an evicting Redis: %d %q", code, body)
 	}
 	strict := strings.Replace(cfg, "key_prefix:", "require_noeviction: true, key_prefix:", 1)
@@ -341,7 +341,7 @@ func TestDoors_EvictingRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, body = (&adminClient{t: t, base: "http://" + app.AdminAddr().String()}).do("GET", "/readyz", "")
-	if code != 200 || strings.TrimSpace(body) != "ready" {
+	if code != 200 || strings.TrimSpace(body) != "ready\nstore: up" {
 		t.Fatalf("/readyz on a noeviction Redis: %d %q", code, body)
 	}
 }

@@ -52,18 +52,34 @@ func (a *App) watchSignals(ctx context.Context, hup <-chan os.Signal) {
 // settings. An invalid file changes nothing: the problems are logged and
 // counted, and the running configuration stays.
 func (a *App) Reload(why string) error {
+	_, err := a.reload(why)
+	return err
+}
+
+// ReloadNow is POST /admin/api/reload: Reload, saying whether anything
+// changed ("ok" or "unchanged") and, when refused, the problems by key.
+func (a *App) ReloadNow(context.Context) (string, []string, error) {
+	result, err := a.reload("admin API")
+	var cerr *ConfigError
+	if errors.As(err, &cerr) {
+		return "", cerr.Problems, err
+	}
+	return result, nil, err
+}
+
+func (a *App) reload(why string) (string, error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	log := a.log.With(zap.String("trigger", why))
 	if a.path == "" {
 		log.Warn("reload asked, but waitroom was not started from a file")
-		return errors.New("no configuration file to reload")
+		return "", errNoFile
 	}
 	cfg, err := loadConfig(a.path)
 	if err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
-		return err
+		return "", err
 	}
 	// The file and the page templates it names, as bytes: equal means
 	// nothing to do, even after a change only a restart applies.
@@ -71,7 +87,7 @@ func (a *App) Reload(why string) error {
 	if bytes.Equal(fp, a.loaded) {
 		a.metrics.Reload("unchanged")
 		log.Debug("configuration unchanged")
-		return nil
+		return "unchanged", nil
 	}
 	a.loaded = fp
 	old := a.current()
@@ -83,12 +99,18 @@ func (a *App) Reload(why string) error {
 	if _, err := a.serve(cfg, a.defs, a.defsVersion); err != nil {
 		a.metrics.Reload("error")
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
-		return err
+		return "", err
 	}
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
-	return nil
+	return "ok", nil
 }
+
+// errNoFile: the gateway was not started from a file, so there is nothing
+// to reload.
+var errNoFile = errors.New("no configuration file to reload")
+
+
 
 // needsRestart lists the top-level keys whose change a running gateway
 // cannot apply: its listeners and its store.

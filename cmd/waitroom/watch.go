@@ -17,7 +17,10 @@ const settle = 300 * time.Millisecond
 // done. It watches the directory, not the file, so an editor that replaces
 // the file, or a delete and re-create, is followed (the fsnotify that viper
 // uses underneath; viper's own watcher can neither be stopped nor report
-// its errors here).
+// its errors here). A Kubernetes ConfigMap mounts the file as a symlink
+// into "..data", itself a symlink that an update swaps: no event names the
+// file then, so any event in the directory that changes where the file
+// really lives counts too.
 func (a *App) watchFile(ctx context.Context) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -33,6 +36,7 @@ func (a *App) watchFile(ctx context.Context) {
 		a.log.Error("cannot watch the configuration file; SIGHUP still reloads", zap.String("dir", dir), zap.Error(err))
 		return
 	}
+	real, _ := filepath.EvalSymlinks(a.path)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -44,7 +48,11 @@ func (a *App) watchFile(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if filepath.Base(ev.Name) == name && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+			changed := filepath.Base(ev.Name) == name && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0
+			if now, err := filepath.EvalSymlinks(a.path); err == nil && now != real {
+				real, changed = now, true
+			}
+			if changed {
 				timer.Reset(settle)
 			}
 		case err, ok := <-w.Errors:
