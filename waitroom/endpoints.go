@@ -59,6 +59,7 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 	none := Answer{Room: lr.name, Template: lr.room().Template, Params: lr.room().Params, State: AnswerNone,
 		Refresh: lr.room().Refresh, ReturnTo: returnTo}
 	p := g.tickets.Read(r, lr.name)
+	note(r.Context(), lr.name, "poll", p.Ticket.Visitor)
 	if !p.Valid {
 		g.resp.Status(w, r, none)
 		return
@@ -100,6 +101,7 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	p := g.tickets.Read(r, lr.name)
 	if p.Valid {
 		id := p.Ticket.Visitor
+		note(r.Context(), lr.name, "left", id)
 		ctx := r.Context()
 		if p.Ticket.Admitted(time.Now()) {
 			ctx = withSessionStart(ctx, p.Ticket.Entered)

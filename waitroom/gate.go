@@ -109,9 +109,11 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 	if err != nil {
 		obs.Request(label, "error")
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+			note(r.Context(), room, "error", "")
 			return // the visitor went away; nothing to answer
 		}
 		a, through := g.outage(lr, p, returnPath(r), err)
+		note(r.Context(), room, "hold", p.Ticket.Visitor)
 		if !through {
 			g.respond(w, r, a)
 			return
@@ -127,6 +129,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 	}
 	if vt.refused != "" || vt.challenge != nil {
 		obs.Request(label, "refused")
+		note(r.Context(), room, "refused", "")
 		g.respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
@@ -137,10 +140,16 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 	}
 	if vt.d.State != StateAdmitted {
 		obs.Request(label, "queued")
+		decision := "queued"
+		if vt.fresh && !vt.p.Valid {
+			decision = "joined" // a newcomer's first answer: its ticket
+		}
+		note(r.Context(), room, decision, vt.v.ID)
 		g.respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
 	obs.Request(label, "admitted")
+	note(r.Context(), room, "admitted", vt.v.ID)
 	if vt.d.Joined {
 		obs.Admitted(label)
 	}

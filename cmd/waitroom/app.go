@@ -62,12 +62,16 @@ type App struct {
 	keys     waitroom.KeyPair
 
 	connLogged atomic.Int64 // unix nanoseconds of the last connRefused log line
+	access     *accessLog   // nil when log.access is off
 }
 
 // NewApp wires loaded settings into a gateway and opens its listeners, so
 // their addresses are known before Run.
 func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown}
+	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
+		return nil, err
+	}
 	store, err := openStore(cfg.Store, log)
 	if err != nil {
 		return nil, err
@@ -103,7 +107,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	}
 	gen := a.current()
 	a.server = &http.Server{
-		Handler:           chain(&frontDoor{app: a}, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
+		Handler:           chain(&frontDoor{app: a}, a.access.wrap, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
 		ReadHeaderTimeout: cfg.server.readHeader,
 		IdleTimeout:       cfg.server.idle,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
@@ -305,6 +309,7 @@ func (a *App) Close() error {
 			_ = ln.Close()
 		}
 	}
+	_ = a.access.Close()
 	if a.store == nil {
 		return nil
 	}

@@ -206,6 +206,7 @@ func (l LogConfig) check(p *conf.Problems) {
 	if l.Format != "json" && l.Format != "console" {
 		p.Add("log.format", `must be "json" or "console", got %q`, l.Format)
 	}
+	l.Access.check(p)
 }
 
 func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePolicy, time.Duration) {

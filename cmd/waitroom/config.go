@@ -94,6 +94,8 @@ type LogConfig struct {
 	Level string `mapstructure:"level" yaml:"level" json:"level"`
 	// Format is "json" (default) or "console".
 	Format string `mapstructure:"format" yaml:"format" json:"format"`
+	// Access is the access log, one line per visitor request.
+	Access AccessConfig `mapstructure:"access" yaml:"access" json:"access"`
 }
 
 // StoreConfig picks where lines are kept.
@@ -130,7 +132,7 @@ func DefaultConfig() Config {
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
-		Log:    LogConfig{Level: "info", Format: "json"},
+		Log:    LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
 		TLS:    TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
 		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),

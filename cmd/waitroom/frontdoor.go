@@ -27,7 +27,9 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Once, here: the bypass rules, the per-network limits, the logs and
 	// the metrics all read this address, believed from forwarding headers
 	// only when the peer is a trusted proxy.
-	r = r.WithContext(proxy.WithClient(r.Context(), proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)))
+	client := proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)
+	r = r.WithContext(proxy.WithClient(r.Context(), client))
+	setClient(r.Context(), client.String())
 	// An escaped slash inside what a room template takes as one segment
 	// ("/events/a%2Fb/") must not name a room: the decoded path no longer
 	// says where the segment ended.
@@ -52,8 +54,14 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	up := f.upstreams[route.Upstream]
+	setUpstream(r.Context(), route.Upstream)
 	if route.Room == "" || f.cfg.bypass.Match(r, clean) {
 		fd.app.metrics.Request(route.Room, "bypass")
+		if route.Room == "" {
+			setDecision(r.Context(), "", "proxied")
+		} else {
+			setDecision(r.Context(), route.Room, "bypass")
+		}
 		up.ServeHTTP(w, r)
 		return
 	}

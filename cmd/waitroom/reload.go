@@ -110,8 +110,6 @@ func (a *App) reload(why string) (string, error) {
 // to reload.
 var errNoFile = errors.New("no configuration file to reload")
 
-
-
 // needsRestart lists the top-level keys whose change a running gateway
 // cannot apply: its listeners and its store.
 func needsRestart(old, cur *Config) []string {
