@@ -22,6 +22,9 @@ const (
 	// instructs the waiting room (see Commands); it never reaches the
 	// browser.
 	CommandHeader = "Waitroom-Command"
+	// PassHeader carries the admission pass the site may verify (package
+	// waitroom/pass); a client's own is never forwarded.
+	PassHeader = "Waitroom-Pass"
 )
 
 // Log field names: the project's closed list, as far as this package uses it.

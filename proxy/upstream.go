@@ -27,6 +27,10 @@ type Options struct {
 	// OwnCookie reports whether a cookie name belongs to the waiting room;
 	// such cookies never reach the upstream.
 	OwnCookie func(name string) bool
+	// Pass, if set, makes the admission pass of a request the gate vouched
+	// for (its Waitroom-Visitor and Waitroom-Room set); "" adds none. Its
+	// header is reserved: a client's own never reaches the site.
+	Pass func(in *http.Request) string
 	// DropHeaders are further request headers never forwarded, such as the
 	// bypass secret's (Bypass.HeaderName).
 	DropHeaders []string
@@ -82,7 +86,7 @@ func NewUpstream(name string, s UpstreamSettings, opt Options) (*Upstream, error
 		u.trusted = append(u.trusted, p.Masked())
 	}
 	u.opt.DropHeaders = slices.Clone(opt.DropHeaders)
-	u.reserved = append([]string{TokenHeader, VisitorHeader, RoomHeader}, opt.DropHeaders...)
+	u.reserved = append([]string{TokenHeader, VisitorHeader, RoomHeader, PassHeader}, opt.DropHeaders...)
 	u.rp = &httputil.ReverseProxy{
 		Rewrite:        u.rewrite,
 		Transport:      tr,
@@ -176,6 +180,11 @@ func (u *Upstream) rewrite(pr *httputil.ProxyRequest) {
 	if id != "" && room != "" {
 		out.Header.Set(VisitorHeader, id)
 		out.Header.Set(RoomHeader, room)
+		if u.opt.Pass != nil {
+			if p := u.opt.Pass(pr.In); p != "" {
+				out.Header.Set(PassHeader, p)
+			}
+		}
 	}
 	if u.opt.OwnCookie != nil {
 		stripCookies(out.Header, u.opt.OwnCookie)

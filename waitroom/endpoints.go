@@ -104,7 +104,7 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		note(r.Context(), lr.name, "left", id)
 		ctx := r.Context()
 		if p.Ticket.Admitted(time.Now()) {
-			ctx = withSessionStart(ctx, p.Ticket.Entered)
+			ctx = withAdmission(ctx, Admission{Room: lr.name, Visitor: id, Ticket: p.Ticket.Number, Entered: p.Ticket.Entered})
 		}
 		err := g.rooms.Release(ctx, lr.name, id, "leave")
 		if err != nil && !errors.Is(err, ErrNotFound) {

@@ -154,7 +154,12 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		obs.Admitted(label)
 	}
 	vouch(r, room, vt.v.ID)
-	r = r.WithContext(withSessionStart(r.Context(), enteredAt(vt.p, vt.d, time.Now())))
+	ticket := vt.d.Ticket
+	if ticket == 0 {
+		ticket = vt.p.Ticket.Number
+	}
+	r = r.WithContext(withAdmission(r.Context(), Admission{Room: room, Visitor: vt.v.ID, Account: vt.account,
+		Ticket: ticket, Entered: enteredAt(vt.p, vt.d, time.Now())}))
 	if vt.fresh || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
 	}

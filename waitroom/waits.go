@@ -70,24 +70,38 @@ func (r *waitRing) quantiles(now time.Time) (p50, p90 time.Duration, ok bool) {
 	return at(0.5), at(0.9), true
 }
 
-// sessionStart carries when an admitted request's session began, from
-// the gate to whoever ends the session on the request's behalf (a release
-// by the site, a leave), for SessionEnded.
-type sessionStart struct{}
+// Admission is what the gate knows of an admitted request, carried in its
+// context to what serves it: the pass signer (who it is for) and whoever
+// ends the session on its behalf (a release, a leave; for SessionEnded).
+type Admission struct {
+	Room    string
+	Visitor string
+	// Account is the site's signed account the visitor brought, "" for
+	// none (an identity room's visitor id is derived from it).
+	Account string
+	Ticket  int64
+	// Entered is when the session began (unix seconds), 0 when unknown.
+	Entered int64
+}
 
-// withSessionStart is ctx knowing the session began at unix seconds
-// entered; ctx itself when that is unknown.
-func withSessionStart(ctx context.Context, entered int64) context.Context {
-	if entered <= 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, sessionStart{}, time.Unix(entered, 0))
+type admissionKey struct{}
+
+// withAdmission is ctx carrying a.
+func withAdmission(ctx context.Context, a Admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, a)
+}
+
+// AdmissionOf is the admission the gate put in an admitted request's
+// context; ok is false for any other request.
+func AdmissionOf(ctx context.Context) (Admission, bool) {
+	a, ok := ctx.Value(admissionKey{}).(Admission)
+	return a, ok
 }
 
 // noteSessionEnd records the length of a session ended by a release, when
 // ctx knows when it began.
 func (rs *Rooms) noteSessionEnd(ctx context.Context, room string) {
-	if start, ok := ctx.Value(sessionStart{}).(time.Time); ok {
-		rs.obs.SessionEnded(rs.labelOf(room), max(time.Since(start), 0))
+	if a, ok := AdmissionOf(ctx); ok && a.Entered > 0 {
+		rs.obs.SessionEnded(rs.labelOf(room), max(time.Since(time.Unix(a.Entered, 0)), 0))
 	}
 }

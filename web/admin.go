@@ -32,6 +32,9 @@ type AdminOptions struct {
 	// Definer creates, replaces and deletes rooms through the API; nil
 	// answers those requests 501.
 	Definer RoomDefiner
+	// JWKS serves the admission pass's public keys at /admin/api/jwks; it
+	// is called per request, so a reload's keys show at once. nil answers 404.
+	JWKS func() http.Handler
 	// Reload reads the configuration file again (POST /admin/api/reload):
 	// the result ("ok", "unchanged"), or the problems by key when the file
 	// was refused and the running configuration stays. nil answers 501.
@@ -76,6 +79,13 @@ func NewAdmin(o AdminOptions) http.Handler {
 	api.HandleFunc("POST /admin/api/rooms/{room}/admit", a.admitNow)
 	api.HandleFunc("POST /admin/api/rooms/{room}/release", a.release)
 	api.HandleFunc("POST /admin/api/reload", a.reload)
+	api.HandleFunc("GET /admin/api/jwks", func(w http.ResponseWriter, r *http.Request) {
+		if o.JWKS == nil {
+			apiError(w, http.StatusNotFound, "no admission pass is configured")
+			return
+		}
+		o.JWKS().ServeHTTP(w, r)
+	})
 	api.HandleFunc("POST /admin/api/rooms", a.createRoom)
 	api.HandleFunc("PUT /admin/api/rooms/{room}", a.replaceRoom)
 	api.HandleFunc("DELETE /admin/api/rooms/{room}", a.deleteRoom)

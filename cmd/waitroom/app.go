@@ -133,7 +133,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		Handler: web.NewAdmin(web.AdminOptions{
 			Token: cfg.Admin.Token, Rooms: a.rooms,
 			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
-			Reload: a.ReloadNow,
+			Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
 		}),
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: stdLog(log.Named("admin")),

@@ -10,6 +10,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
+	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -23,6 +24,7 @@ type Settings struct {
 
 	server       serverSettings
 	tls          tlsSettings
+	signer       *pass.Signer // nil without pass.key_files
 	cookie       waitroom.Cookie
 	keys         []waitroom.KeyPair // nil when none are configured
 	rooms        []waitroom.Room    // in name order
@@ -60,6 +62,9 @@ func build(c *Config) (*Settings, []string) {
 	}
 	s.server, s.trusted = c.Server.build(&p)
 	s.tls = c.TLS.build(&p)
+	signer, perr := c.Pass.Build()
+	p.Nest("pass.", perr)
+	s.signer = signer
 	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)

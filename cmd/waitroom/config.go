@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
 	"github.com/waitroom/waitroom/web"
 )
@@ -23,6 +24,7 @@ type Config struct {
 	Routes    []proxy.RouteConfig             `mapstructure:"routes" yaml:"routes" json:"routes"`
 	Bypass    proxy.BypassConfig              `mapstructure:"bypass" yaml:"bypass" json:"bypass"`
 	TLS       TLSConfig                       `mapstructure:"tls" yaml:"tls" json:"tls"`
+	Pass      pass.Config                     `mapstructure:"pass" yaml:"pass" json:"pass"`
 }
 
 // RoomConfig is one room: the admission settings and its page.
@@ -133,6 +135,7 @@ func DefaultConfig() Config {
 		},
 		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:    LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
+		Pass:   pass.DefaultConfig(),
 		TLS:    TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
 		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie: waitroom.DefaultCookie(),

@@ -87,9 +87,23 @@ func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean stri
 		f.gate.Status(w, r)
 	case waitroom.LeavePath:
 		f.gate.Leave(w, r)
+	case jwksPath:
+		f.jwks().ServeHTTP(w, r)
 	default:
 		f.pages.Error(w, r, http.StatusNotFound)
 	}
+}
+
+// jwksPath serves the public keys of the admission pass, for sites that
+// verify it (also /admin/api/jwks on the admin listener).
+const jwksPath = waitroom.Prefix + "jwks.json"
+
+// jwks is the key set handler of the generation; 404 without passes.
+func (f *generation) jwks() http.Handler {
+	if f.signer == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.pages.Error(w, r, http.StatusNotFound) })
+	}
+	return f.signer.JWKSHandler()
 }
 
 func hasPrefixFold(s, prefix string) bool {

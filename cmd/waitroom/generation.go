@@ -14,6 +14,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -29,11 +30,12 @@ type generation struct {
 	pages     *web.Pages
 	gate      *waitroom.Gate
 	upstreams map[string]*proxy.Upstream
+	signer    *pass.Signer // nil without pass.key_files
 }
 
 // build makes the generation for settings s; a is the application it serves.
 func (a *App) build(s *Settings) (*generation, error) {
-	g := &generation{cfg: s, log: a.log}
+	g := &generation{cfg: s, log: a.log, signer: s.signer}
 	keys := s.keys
 	if len(keys) == 0 {
 		keys = []waitroom.KeyPair{a.randomKeys()}
@@ -89,6 +91,7 @@ func (g *generation) buildUpstreams(a *App) error {
 			OwnCookie:      g.ownCookie(),
 			TrustedProxies: g.cfg.trusted,
 			DropHeaders:    drop,
+			Pass:           g.pass(name),
 			OnDone: func(r *http.Request, status int, d time.Duration) {
 				a.metrics.Upstream(name, status, d)
 			},
@@ -190,5 +193,30 @@ func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd
 			return
 		}
 		g.log.Info("acted on an upstream command", zap.String("command", cmd), zap.String("room", room), zap.String("visitor", visitor))
+	}
+}
+
+// pass makes the admission pass for requests to the upstream name: for
+// that site (aud), the room, the visitor (or its account) and its ticket.
+// Signing is cached per session by the signer, not done per request.
+func (g *generation) pass(name string) func(r *http.Request) string {
+	if g.signer == nil {
+		return nil
+	}
+	return func(r *http.Request) string {
+		a, ok := waitroom.AdmissionOf(r.Context())
+		if !ok {
+			return "" // through on an outage's word: no admission to vouch for
+		}
+		sub := a.Visitor
+		if a.Account != "" {
+			sub = a.Account
+		}
+		p, err := g.signer.For(pass.Pass{Audience: name, Room: a.Room, Subject: sub, Ticket: a.Ticket}, time.Now())
+		if err != nil {
+			g.log.Warn("signing an admission pass", zap.String("room", a.Room), zap.Error(err))
+			return ""
+		}
+		return p
 	}
 }
