@@ -104,8 +104,19 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		return
 	}
 	obs, label := g.rooms.obs, lr.label()
+	// An auth check (nginx's auth_request) only asks whether the visitor is
+	// in: it joins nobody, and anything but "in" is a bare 401, whose
+	// waiting page nginx fetches by proxying the request here (error_page).
+	join, respond := JoinTicket, g.respond
+	if _, check := r.Context().Value(authCheck{}).(bool); check {
+		join = JoinNone
+		respond = func(w http.ResponseWriter, _ *http.Request, a Answer) {
+			w.Header().Set(StateHeader, string(a.State))
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}
 	p := g.tickets.Read(r, room)
-	vt, err := g.visit(w, r, lr, p, JoinTicket)
+	vt, err := g.visit(w, r, lr, p, join)
 	if err != nil {
 		obs.Request(label, "error")
 		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -115,7 +126,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		a, through := g.outage(lr, p, returnPath(r), err)
 		note(r.Context(), room, "hold", p.Ticket.Visitor)
 		if !through {
-			g.respond(w, r, a)
+			respond(w, r, a)
 			return
 		}
 		if p.Valid {
@@ -130,7 +141,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 	if vt.refused != "" || vt.challenge != nil {
 		obs.Request(label, "refused")
 		note(r.Context(), room, "refused", "")
-		g.respond(w, r, g.answer(vt, returnPath(r)))
+		respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
 	if !vt.fresh && vt.p.Valid && !vt.p.Cookie {
@@ -145,7 +156,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 			decision = "joined" // a newcomer's first answer: its ticket
 		}
 		note(r.Context(), room, decision, vt.v.ID)
-		g.respond(w, r, g.answer(vt, returnPath(r)))
+		respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
 	obs.Request(label, "admitted")
@@ -168,6 +179,17 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		return
 	}
 	next.ServeHTTP(w, r)
+}
+
+type authCheck struct{}
+
+// AuthCheck marks r as an auth check, nginx's auth_request: the gate
+// answers 200 through next for a visitor inside, a bare 401 otherwise, and
+// joins nobody (the waiting page, fetched through error_page, does that).
+// Traefik's ForwardAuth and Envoy's ext_authz pass the gate's own answer on
+// to the client, so they need no mark.
+func AuthCheck(r *http.Request) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), authCheck{}, true))
 }
 
 // vouch tells the upstream who the admitted visitor is. Client-sent values

@@ -89,7 +89,13 @@ func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean stri
 		f.gate.Leave(w, r)
 	case jwksPath:
 		f.jwks().ServeHTTP(w, r)
+	case authPath:
+		f.auth(w, r)
 	default:
+		if strings.HasPrefix(clean, authPath+"/") {
+			f.auth(w, r) // Envoy's ext_authz appends the original path
+			return
+		}
 		f.pages.Error(w, r, http.StatusNotFound)
 	}
 }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// startNginx runs Debian's nginx with docs/integrations/nginx/waitroom.conf,
+// its placeholders filled, until the test ends; its base URL.
+func startNginx(t *testing.T, site, gateway string) string {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		bin = "/usr/sbin/nginx"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		msg := "nginx not found; make deps installs Debian's package"
+		if os.Getenv("CI") != "" || os.Getenv("WAITROOM_REQUIRE_REDIS") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "..", "docs", "integrations", "nginx", "waitroom.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	listen := freeAddr(t)
+	conf := strings.NewReplacer("LISTEN", listen, "SITE", strings.TrimPrefix(site, "http://"),
+		"WAITROOM", strings.TrimPrefix(gateway, "http://")).Replace(string(src))
+	if err := os.WriteFile(filepath.Join(dir, "waitroom.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  include %[1]s/waitroom.conf;
+}
+`, dir)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			logs, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("nginx:\n%s%s", out.String(), logs)
+		}
+	})
+	waitFor(t, 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", listen)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return "http://" + listen
+}
+
+// The 200-visitor FIFO scenario through nginx and the auth endpoint: every
+// visitor gets in once, in ticket order, and the room never holds more
+// than max_active. The site releases each visitor through the admin API,
+// as a site behind nginx must (its answers do not pass through waitroom).
+func TestNginx_AuthRequestFIFO(t *testing.T) {
+	const n, maxActive = 200, 10
+	var admin *adminClient
+	var mu sync.Mutex
+	inside, most := map[string]bool{}, 0
+	var served atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(waitroom.VisitorHeader)
+		if id == "" || r.Header.Get("Waitroom-Pass") == "" {
+			http.Error(w, "not through the line", http.StatusForbidden) // the back door is shut
+			return
+		}
+		served.Add(1)
+		mu.Lock()
+		inside[id] = true
+		most = max(most, len(inside))
+		mu.Unlock()
+		if r.URL.Path == "/events/done" {
+			mu.Lock()
+			delete(inside, id)
+			mu.Unlock()
+			if code, _, body := admin.do("POST", "/admin/api/rooms/concert/release", fmt.Sprintf(`{"visitor":%q}`, id)); code != 200 {
+				t.Errorf("release through the admin API: %d %s", code, body)
+			}
+		}
+		fmt.Fprint(w, "site:"+r.URL.Path)
+	}))
+	t.Cleanup(site.Close)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "pass.pem")
+	writeEd25519(t, key)
+	cfg := gwConfig(site.URL, fmt.Sprintf("    max_active: %d\n    tick: 50ms\n    page: { refresh: 1s }", maxActive)) +
+		fmt.Sprintf("server: { trusted_proxies: [127.0.0.1/32] }\npass: { key_files: [%q] }\n", key)
+	app, gateway := startGateway(t, cfg)
+	admin = newAdmin(t, app)
+	base := startNginx(t, site.URL, gateway)
+	codec := testTickets(t)
+
+	visitors := make([]*visitor, n)
+	tickets := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			visitors[i] = newVisitor(t, base)
+			visitors[i].getJSON("/events/")
+			tk, err := codec.Decode("concert", visitors[i].cookieValue("concert"))
+			if err != nil {
+				t.Errorf("visitor %d has no ticket through nginx: %v", i, err)
+				return
+			}
+			tickets[i] = tk.Number
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return tickets[order[a]] < tickets[order[b]] })
+	var admittedAt sync.Map // visitor index -> time.Time
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := visitors[i]
+			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(30 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Errorf("visitor %d never admitted", i)
+					return
+				}
+				if r := v.get("/events/in"); r.body == "site:/events/in" {
+					admittedAt.Store(i, time.Now())
+					break
+				}
+			}
+			if r := v.get("/events/done"); r.body != "site:/events/done" {
+				t.Errorf("visitor %d inside: %d %q", i, r.status, r.body)
+			}
+		}()
+	}
+	wg.Wait()
+	// In ticket order: a visitor let in must not have come before one with
+	// an earlier ticket by more than the room's width of slack.
+	inversions := 0
+	for r := 1; r < n; r++ {
+		a, _ := admittedAt.Load(order[r-1])
+		b, _ := admittedAt.Load(order[r])
+		if a != nil && b != nil && b.(time.Time).Before(a.(time.Time).Add(-time.Second)) {
+			inversions++
+		}
+	}
+	st, err := app.store.Stats(context.Background(), "concert")
+	t.Logf("through nginx: %d served, at most %d inside at once, %d late inversions, stats %+v", served.Load(), most, inversions, st)
+	if err != nil || st.AdmittedTotal != n || most > maxActive || inversions > 0 {
+		t.Fatalf("admitted %d of %d, %d inside at most (max %d), %d inversions: %v", st.AdmittedTotal, n, most, maxActive, inversions, err)
+	}
+	// The back door: the site straight, without the line.
+	if res, err := http.Get(site.URL + "/events/in"); err != nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("the site without the line: %v %v", res, err)
+	}
+}
+
+// The auth endpoint's answers to Traefik and Envoy (X-Forwarded-*): a
+// visitor inside gets 200 with the headers to copy, a waiting one the
+// waiting answer itself, a bypass or a route without a room 200, a path
+// no route has 200 (not waitroom's), a refused template value 404.
+func TestAuth_ForwardAuthAnswers(t *testing.T) {
+	_, site := newUpstream(t)
+	app, base := startGateway(t, gwConfig(site.URL, "    max_active: 1\n    tick: 50ms"))
+	_ = app
+	ask := func(v *visitor, uri string, hdr ...string) reply {
+		return v.do(http.MethodGet, "/.waitroom/auth", append([]string{"X-Forwarded-Uri", uri, "X-Forwarded-Method", "GET", "X-Forwarded-Host", "shop.example"}, hdr...)...)
+	}
+	in := newVisitor(t, base)
+	r := ask(in, "/events/1")
+	if r.status != 200 || r.header.Get("Waitroom-Visitor") == "" || r.header.Get("Waitroom-Room") != "concert" || len(r.header.Values("Set-Cookie")) == 0 {
+		t.Fatalf("the first visitor: %d %v", r.status, r.header)
+	}
+	if r := ask(in, "/events/2"); r.status != 200 {
+		t.Fatalf("the visitor inside again: %d", r.status)
+	}
+	out := newVisitor(t, base)
+	r = ask(out, "/events/1", "Accept", "application/json")
+	if r.status != 200 || r.state() != "waiting" || r.header.Get("Waitroom-State") != "waiting" {
+		t.Fatalf("a waiting visitor: %d %v %v", r.status, r.json, r.header)
+	}
+	for uri, want := range map[string]int{"/static/a.css": 200, "/about": 200} {
+		if r := ask(newVisitor(t, base), uri); r.status != want || r.header.Get("Waitroom-Visitor") != "" {
+			t.Errorf("%s: %d %v", uri, r.status, r.header)
+		}
+	}
+	// Envoy's ext_authz: the original path after the endpoint's, any method.
+	if r := in.do(http.MethodPost, "/.waitroom/auth/events/3"); r.status != 200 || r.header.Get("Waitroom-Room") != "concert" {
+		t.Errorf("Envoy style, the visitor inside: %d %v", r.status, r.header)
+	}
+	if r := newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth"); r.status != http.StatusBadRequest {
+		t.Errorf("an auth request naming nothing: %d", r.status)
+	}
+	// nginx's headers: a waiting visitor is a bare 401.
+	if r := out.do(http.MethodGet, "/.waitroom/auth", "X-Original-URI", "/events/1", "X-Original-Method", "GET"); r.status != http.StatusUnauthorized {
+		t.Errorf("nginx, a waiting visitor: %d", r.status)
+	}
+}
