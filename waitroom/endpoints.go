@@ -16,6 +16,7 @@ const (
 	Prefix     = "/.waitroom/"
 	StatusPath = Prefix + "status"
 	LeavePath  = Prefix + "leave"
+	EnterPath  = Prefix + "enter"
 )
 
 // maxReturnTo bounds the return_to parameter; longer is refused.
@@ -75,6 +76,46 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.resp.Status(w, r, g.answer(vt, returnTo))
+}
+
+// Enter answers POST /.waitroom/enter?room=NAME, for a client that gates a
+// button or a flow rather than a page (client.js's waitroom.enter): the
+// visitor joins the room's line as a request to its route would (quota,
+// challenge, bounded line and all) and is told where it stands, as JSON.
+// Only the visitor's own pages may ask, as for Leave: a sibling site must
+// not spend a visitor's quota.
+func (g *Gate) Enter(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		g.resp.Error(w, r, http.StatusMethodNotAllowed)
+		return
+	}
+	if !sameOrigin(r) {
+		g.resp.Error(w, r, http.StatusForbidden)
+		return
+	}
+	lr, returnTo, ok := g.endpointRoom(w, r, false)
+	if !ok {
+		return
+	}
+	lr.visited()
+	p := g.tickets.Read(r, lr.name)
+	vt, err := g.visit(w, r, lr, p, JoinTicket)
+	if err != nil {
+		a, _ := g.outage(lr, p, returnTo, err)
+		g.resp.Status(w, r, a)
+		return
+	}
+	note(r.Context(), lr.name, "enter", vt.v.ID)
+	a := g.answer(vt, returnTo)
+	if a.State.Refused() {
+		g.resp.Refused(w, r, a)
+		return
+	}
+	if !vt.p.Cookie && vt.raw != "" {
+		w.Header().Set(TokenHeader, vt.raw)
+	}
+	g.resp.Status(w, r, a)
 }
 
 // Leave answers POST /.waitroom/leave?room=NAME: the visitor gives up its

@@ -29,6 +29,9 @@ type Pages struct {
 	// asks of a newcomer; only a challenge answer carries it.
 	solver template.JS
 
+	// client is /.waitroom/client.js for sites' own pages.
+	client clientScript
+
 	// One policy per kind of answer, so error pages allow no script at all.
 	cspWaiting, cspError string
 
@@ -53,6 +56,10 @@ func New() (*Pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the challenge solver: %w", err)
 	}
+	client, err := loadClient()
+	if err != nil {
+		return nil, err
+	}
 	tmpl, err := template.ParseFS(files, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates: %w", err)
@@ -66,6 +73,7 @@ func New() (*Pages, error) {
 		css:    template.CSS(css),
 		js:     template.JS(js),
 		solver: template.JS(solver),
+		client: client,
 		cspWaiting: "default-src 'none'; script-src " + scriptSrc + "; style-src " + styleSrc +
 			"; img-src data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
 		cspError: "default-src 'none'; style-src " + styleSrc +

@@ -34,6 +34,7 @@ func NewResponder(pages *Pages, rooms map[string]Page) *Responder {
 // Waiting answers a visitor in line (or asked to hold).
 func (rs *Responder) Waiting(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
 	w.Header().Set(waitroom.StateHeader, string(a.State))
+	w.Header().Set(waitroom.RoomHeader, a.Room) // for client.js, which polls it
 	rs.Pages.Waiting(w, r, rs.waiting(a))
 }
 
@@ -47,6 +48,7 @@ func (rs *Responder) Status(w http.ResponseWriter, r *http.Request, a waitroom.A
 // NotForwarded refuses a waiting visitor's write request.
 func (rs *Responder) NotForwarded(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
 	w.Header().Set(waitroom.StateHeader, string(a.State))
+	w.Header().Set(waitroom.RoomHeader, a.Room)
 	rs.Pages.NotForwarded(w, r, a.Room, a.Refresh)
 }
 

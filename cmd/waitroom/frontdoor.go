@@ -91,6 +91,10 @@ func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean stri
 		f.jwks().ServeHTTP(w, r)
 	case authPath:
 		f.auth(w, r)
+	case waitroom.EnterPath:
+		f.gate.Enter(w, r)
+	case clientPath:
+		f.pages.Client(w, r)
 	default:
 		if strings.HasPrefix(clean, authPath+"/") {
 			f.auth(w, r) // Envoy's ext_authz appends the original path
@@ -99,6 +103,9 @@ func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean stri
 		f.pages.Error(w, r, http.StatusNotFound)
 	}
 }
+
+// clientPath serves client.js, for SPAs and sites' own pages.
+const clientPath = waitroom.Prefix + "client.js"
 
 // jwksPath serves the public keys of the admission pass, for sites that
 // verify it (also /admin/api/jwks on the admin listener).

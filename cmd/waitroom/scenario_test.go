@@ -195,6 +195,12 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	if p := a.getJSON("/events/").position(); p != 1 {
 		t.Fatalf("a forged leave moved the visitor to %d", p)
 	}
+	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/enter?room=concert", "Sec-Fetch-Site", "same-site"); r.status != http.StatusForbidden {
+		t.Fatalf("enter from a sibling site: %d", r.status)
+	}
+	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/enter?room=concert", "Accept", "application/json"); r.status != 200 || r.state() != "waiting" {
+		t.Fatalf("enter: %d %v", r.status, r.json)
+	}
 	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/leave?room=concert"); r.status != 200 || len(r.header.Values("Set-Cookie")) != 0 {
 		t.Fatalf("leave without a ticket: %d, Set-Cookie %v", r.status, r.header.Values("Set-Cookie"))
 	}

@@ -1,0 +1,172 @@
+// client.js gates an SPA's buttons and API calls with a waiting room, as a
+// page behind the room is gated (served at /.waitroom/client.js, with
+// challenge.js's solver after it). No dependencies; docs/protocol.md has the
+// protocol it speaks, for apps that cannot run it.
+//
+//   waitroom.fetch(url, init) -> Promise<Response>
+//     fetch, but an answer that says the visitor waits (the header
+//     Waitroom-State: waiting, paused, prequeue or hold) shows the waiting
+//     overlay, polls as the server hints, and sends the request again once
+//     the visitor is in: the promise resolves with that answer.
+//   waitroom.enter(room, {returnTo}) -> Promise<answer>
+//     joins the room's line (POST /.waitroom/enter) and resolves once the
+//     visitor is in, showing the overlay meanwhile: a button or a flow
+//     gated NetFUNNEL-style.
+//   waitroom.leave(room) -> Promise
+//     gives the place up, or ends the session.
+//
+// The overlay is a modal dialog (role="dialog", aria-live position), in
+// Korean or English by the document's language, with the room's title from
+// the server. It can be cancelled: the promise then rejects with an
+// AbortError and the place is given up.
+(function (root) {
+  'use strict';
+  var PREFIX = '/.waitroom/';
+  var WAITING = { waiting: 1, paused: 1, prequeue: 1, hold: 1 };
+  var TEXT = {
+    en: { title: 'You are in line', position: 'Your place: {n}', ahead: '{n} ahead of you',
+      eta: 'About {m} min', calculating: 'Estimating your wait…', leave: 'Leave the line',
+      hold: 'Hold on, reconnecting…', paused: 'Entry is paused for a moment.', solving: 'Checking your browser…' },
+    ko: { title: '대기 중입니다', position: '내 순서: {n}번째', ahead: '앞에 {n}명',
+      eta: '약 {m}분', calculating: '대기 시간을 계산하고 있습니다…', leave: '대기 취소',
+      hold: '잠시만 기다려 주세요. 다시 연결하는 중입니다…', paused: '입장이 잠시 멈췄습니다.', solving: '브라우저를 확인하는 중입니다…' }
+  };
+
+  function lang() {
+    var l = (document.documentElement.lang || navigator.language || 'en').toLowerCase();
+    return l.indexOf('ko') === 0 ? 'ko' : 'en';
+  }
+  function t(key, n) { return String(TEXT[lang()][key]).split('{n}').join(n).split('{m}').join(n); }
+  function sleep(ms, signal) {
+    return new Promise(function (resolve, reject) {
+      var id = setTimeout(resolve, ms);
+      if (signal) signal.addEventListener('abort', function () { clearTimeout(id); reject(signal.reason); }, { once: true });
+    });
+  }
+  function abortError() {
+    try { return new DOMException('left the line', 'AbortError'); } catch (e) { var x = new Error('left the line'); x.name = 'AbortError'; return x; }
+  }
+
+  // Overlay is the waiting dialog, built with DOM calls only (no markup
+  // from the server ever becomes HTML).
+  function Overlay(onCancel) {
+    var box = document.createElement('div');
+    box.setAttribute('role', 'dialog');
+    box.setAttribute('aria-modal', 'true');
+    box.setAttribute('aria-labelledby', 'waitroom-overlay-title');
+    box.id = 'waitroom-overlay';
+    box.style.cssText = 'position:fixed;inset:0;z-index:2147483647;display:flex;align-items:center;justify-content:center;' +
+      'background:rgba(0,0,0,.55);font:16px/1.5 system-ui,sans-serif';
+    var card = document.createElement('div');
+    card.style.cssText = 'background:#fff;color:#111;padding:24px 28px;border-radius:12px;max-width:22rem;text-align:center';
+    var h = document.createElement('h2');
+    h.id = 'waitroom-overlay-title';
+    h.style.margin = '0 0 8px';
+    var pos = document.createElement('p');
+    pos.id = 'waitroom-overlay-position';
+    pos.setAttribute('aria-live', 'polite');
+    var info = document.createElement('p');
+    info.id = 'waitroom-overlay-info';
+    var btn = document.createElement('button');
+    btn.type = 'button';
+    btn.textContent = t('leave');
+    btn.addEventListener('click', onCancel);
+    card.appendChild(h); card.appendChild(pos); card.appendChild(info); card.appendChild(btn);
+    box.appendChild(card);
+    h.textContent = t('title');
+    document.body.appendChild(box);
+    btn.focus();
+    this.show = function (a) {
+      if (a.state === 'hold') { pos.textContent = t('hold'); info.textContent = ''; return; }
+      if (a.state === 'paused') { info.textContent = t('paused'); }
+      if (a.position > 0) pos.textContent = t('position', a.position);
+      if (a.state === 'waiting') {
+        info.textContent = typeof a.eta_seconds === 'number' ? t('eta', Math.max(1, Math.ceil(a.eta_seconds / 60))) : t('calculating');
+      }
+    };
+    this.say = function (key) { info.textContent = t(key); };
+    this.close = function () { if (box.parentNode) box.parentNode.removeChild(box); };
+  }
+
+  function post(path, headers) {
+    return fetch(path, { method: 'POST', credentials: 'same-origin', headers: Object.assign({ Accept: 'application/json' }, headers || {}) });
+  }
+  function json(res) { return res.json().catch(function () { return {}; }); }
+  function status(room) {
+    return fetch(PREFIX + 'status?room=' + encodeURIComponent(room), { credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then(json);
+  }
+
+  // wait polls the room until the visitor is in, as the server hints
+  // (refresh_after), showing each answer; it resolves with the last one.
+  function wait(room, first, overlay, signal) {
+    var a = first;
+    function step() {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      if (a.state === 'admitted') return Promise.resolve(a);
+      if (!WAITING[a.state]) return Promise.reject(new Error('waitroom: ' + (a.state || 'no answer')));
+      overlay.show(a);
+      return sleep(Math.max(1, a.refresh_after || 5) * 1000, signal)
+        .then(function () { return status(room); })
+        .then(function (next) { a = next; return step(); });
+    }
+    return step();
+  }
+
+  // solve does a room's proof of work (challenge.js), then asks again.
+  function solved(a, overlay, signal) {
+    var solve = root.waitroomSolve;
+    if (!a.challenge || typeof solve !== 'function') return Promise.reject(new Error('waitroom: cannot solve the challenge'));
+    overlay.say('solving');
+    return solve(a.challenge.prefix, a.challenge.bits, null, signal).then(function (nonce) {
+      return a.challenge.prefix + ':' + nonce;
+    });
+  }
+
+  function session(room, run) {
+    var ctl = new AbortController();
+    var overlay = new Overlay(function () {
+      ctl.abort(abortError());
+      post(PREFIX + 'leave?room=' + encodeURIComponent(room));
+    });
+    return run(overlay, ctl.signal).then(function (v) { overlay.close(); return v; },
+      function (e) { overlay.close(); throw e; });
+  }
+
+  function enter(room, opts) {
+    var q = 'room=' + encodeURIComponent(room) + (opts && opts.returnTo ? '&return_to=' + encodeURIComponent(opts.returnTo) : '');
+    function ask(headers) { return post(PREFIX + 'enter?' + q, headers).then(json); }
+    return ask().then(function (a) {
+      if (a.state === 'admitted') return a;
+      return session(room, function (overlay, signal) {
+        var next = a.state === 'challenge'
+          ? solved(a, overlay, signal).then(function (proof) { return ask({ 'Waitroom-Challenge': proof }); })
+          : Promise.resolve(a);
+        return next.then(function (b) { return wait(room, b, overlay, signal); });
+      });
+    });
+  }
+
+  function leave(room) {
+    return post(PREFIX + 'leave?room=' + encodeURIComponent(room));
+  }
+
+  // wfetch sends the request; a waiting answer starts the line, and the
+  // request is sent again, once, when the visitor is in.
+  function wfetch(url, init) {
+    init = Object.assign({ credentials: 'same-origin' }, init || {});
+    return fetch(url, init).then(function (res) {
+      var state = res.headers.get('Waitroom-State');
+      if (!state || !WAITING[state]) return res;
+      return json(res.clone()).then(function (a) {
+        var room = a.room || res.headers.get('Waitroom-Room');
+        if (!room) return res;
+        return session(room, function (overlay, signal) {
+          return wait(room, a.state ? a : { state: state, refresh_after: 2 }, overlay, signal);
+        }).then(function () { return fetch(url, init); });
+      });
+    });
+  }
+
+  root.waitroom = { fetch: wfetch, enter: enter, leave: leave, version: 1 };
+})(typeof window !== 'undefined' ? window : this);
