@@ -125,7 +125,11 @@ func (a *Admitter) Tick(ctx context.Context) {
 		a.failed(ctx, tctx, err)
 		return
 	}
+	before := a.lr.eff.Load()
 	a.lr.setOverride(o)
+	if a.lr.overrideRead.Swap(true) {
+		a.rs.noticeMode(a.lr.name, before, a.lr.eff.Load())
+	}
 	lim, ph, _ := a.lr.admission(time.Now())
 	if ph == PhaseOpen && a.lr.shuffleSeed.Load() == nil {
 		if !a.shuffle(tctx, room) {
@@ -148,6 +152,8 @@ func (a *Admitter) Tick(ctx context.Context) {
 		return
 	}
 	a.rs.health.answered()
+	prev := a.lr.stats.Load()
+	a.rs.noticeLine(a.lr.name, *prev, st, !a.lr.ticked.Swap(true))
 	a.lr.sampled(time.Now(), st)
 	a.rs.obs.Tick(a.lr.label(), res)
 	if !a.lr.filled() {

@@ -37,7 +37,7 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 			if d.Refusal == "" && d.State != StateNone {
 				obs.Challenge(vt.lr.label(), challenge.Result(nil))
 				vt.v, vt.d = v, d
-				g.noteAdmission(vt.lr, vt.p, d, now)
+				g.noteAdmission(vt.lr, vt, d, now)
 				vt.raw, vt.fresh = g.reissue(w, name, v, vt.p, d, now)
 				return vt, nil
 			}

@@ -28,6 +28,12 @@ type liveRoom struct {
 	lastVisit, lastUse atomic.Int64
 	// waits are the waits of the visitors this instance let in lately.
 	waits waitRing
+	// ticked is set once a tick has read the room's stats: before that,
+	// the empty stats it starts with say nothing about the line.
+	ticked atomic.Bool
+	// overrideRead is set once a tick has read the store's override: the
+	// first read is no change of mode, only news to this instance.
+	overrideRead atomic.Bool
 }
 
 // Effective is what a room runs on now: its limits and mode after the

@@ -44,6 +44,9 @@ type Override struct {
 	Mode      Mode  `json:"mode,omitempty"`
 	// Message is shown on the room's waiting page; "" keeps the configured one.
 	Message *string `json:"message,omitempty"`
+	// By says who last changed the mode: "admin" (the admin API) or
+	// "upstream" (the site's Waitroom-Command); "" keeps the stored one.
+	By string `json:"by,omitempty"`
 	// Changed is when the override was last written, by the store's clock.
 	Changed time.Time `json:"changed,omitzero"`
 }
@@ -66,6 +69,9 @@ func (o Override) Validate() error {
 		if _, err := ParseMode(string(o.Mode)); err != nil {
 			errs = append(errs, fmt.Errorf("mode: %w", err))
 		}
+	}
+	if o.By != "" && o.By != "admin" && o.By != "upstream" {
+		errs = append(errs, fmt.Errorf(`by: want "admin" or "upstream", got %q`, o.By))
 	}
 	return errors.Join(errs...)
 }

@@ -110,7 +110,7 @@ func (rs *Rooms) Refresh(ctx context.Context, room string) error {
 // override, as mode reject does; people inside finish, people waiting see
 // the closed page. Errors: ErrNotFound, the store's.
 func (rs *Rooms) CloseRoom(ctx context.Context, room string) error {
-	return rs.SetOverride(ctx, room, Override{Mode: ModeReject})
+	return rs.SetOverride(ctx, room, Override{Mode: ModeReject, By: "upstream"})
 }
 
 // OpenRoom undoes CloseRoom ("Waitroom-Command: open"): the room goes back
@@ -121,5 +121,5 @@ func (rs *Rooms) OpenRoom(ctx context.Context, room string) error {
 	if lr == nil {
 		return fmt.Errorf("opening room %q: %w", room, ErrNotFound)
 	}
-	return rs.SetOverride(ctx, room, Override{Mode: lr.room().Mode})
+	return rs.SetOverride(ctx, room, Override{Mode: lr.room().Mode, By: "upstream"})
 }

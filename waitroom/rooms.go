@@ -20,6 +20,7 @@ type Rooms struct {
 	obs    Observer
 	log    *zap.Logger
 	health health
+	notify Notifier
 	live   atomic.Pointer[map[string]*liveRoom] // replaced whole by Apply, Fill and forget
 	// templates are the room templates in service (template.go).
 	templates atomic.Pointer[map[string]*Room]
@@ -38,6 +39,8 @@ type RoomsOptions struct {
 	Observer Observer
 	// Log receives ticks, outages and operators' actions. Nil discards.
 	Log *zap.Logger
+	// Notifier hears what webhooks tell; nil hears nothing.
+	Notifier Notifier
 }
 
 // RoomsConfig is the part of a configuration that Rooms runs on.
@@ -61,7 +64,10 @@ type RoomsConfig struct {
 
 // NewRooms returns Rooms with no room; Apply puts a configuration in service.
 func NewRooms(o RoomsOptions) *Rooms {
-	rs := &Rooms{store: o.Store, obs: o.Observer, log: o.Log, changed: make(chan struct{}, 1)}
+	rs := &Rooms{store: o.Store, obs: o.Observer, log: o.Log, notify: o.Notifier, changed: make(chan struct{}, 1)}
+	if rs.notify == nil {
+		rs.notify = nopNotifier{}
+	}
 	if rs.obs == nil {
 		rs.obs = nopObserver{}
 	}
@@ -92,7 +98,15 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 			continue
 		}
 		if lr := old[r.Name]; lr != nil && !lr.filled() {
+			was := lr.eff.Load().Mode
 			lr.configure(r)
+			if now := lr.eff.Load().Mode; now != was {
+				fact := "config:" + string(was) + ">" + string(now)
+				rs.notify.ModeChanged(r.Name, was, now, "config", fact)
+				if now == ModeReject {
+					rs.notify.RoomClosed(r.Name, "config", fact)
+				}
+			}
 			next[r.Name] = lr
 			continue
 		}

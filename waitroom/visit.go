@@ -104,7 +104,7 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 		return vt, nil
 	}
 	vt.d = d
-	g.noteAdmission(vt.lr, vt.p, d, now)
+	g.noteAdmission(vt.lr, vt, d, now)
 	g.noteRestore(name, vt.v, d)
 	if d.State != StateNone {
 		vt.raw, vt.fresh = g.reissue(w, name, vt.v, vt.p, d, now)

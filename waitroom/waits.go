@@ -3,6 +3,7 @@ package waitroom
 import (
 	"context"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -15,7 +16,8 @@ import (
 
 // noteAdmission records the wait of a visitor who just went inside: the
 // Waited observation and the room's recent waits for the dashboard.
-func (g *Gate) noteAdmission(lr *liveRoom, p Presented, d Decision, now time.Time) {
+func (g *Gate) noteAdmission(lr *liveRoom, vt visit, d Decision, now time.Time) {
+	p := vt.p
 	if d.State != StateAdmitted || d.Restored != RestoreNone || (p.Valid && p.Ticket.Until != 0) {
 		return // not a new admission, or one put back after a data loss
 	}
@@ -25,6 +27,14 @@ func (g *Gate) noteAdmission(lr *liveRoom, p Presented, d Decision, now time.Tim
 	}
 	g.rooms.obs.Waited(lr.label(), wait)
 	lr.waits.add(now, wait)
+	if vt.account != "" {
+		ticket := d.Ticket
+		if ticket == 0 {
+			ticket = p.Ticket.Number
+		}
+		// The visitor and its ticket name this admission alike everywhere.
+		g.rooms.notify.VisitorAdmitted(lr.name, vt.v.ID, vt.account, d.Until, vt.v.ID+":"+strconv.FormatInt(ticket, 10))
+	}
 }
 
 // waitSpan is how far back the dashboard's wait figures look, and

@@ -234,7 +234,7 @@ func (p patch) override() (waitroom.Override, error) {
 		if err != nil {
 			return o, fmt.Errorf("mode: %w", err)
 		}
-		o.Mode = m
+		o.Mode, o.By = m, "admin"
 	}
 	return o, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom/memstore"
 	"github.com/waitroom/waitroom/waitroom/metrics"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -63,6 +64,9 @@ type App struct {
 
 	connLogged atomic.Int64 // unix nanoseconds of the last connRefused log line
 	access     *accessLog   // nil when log.access is off
+	// hooks send webhooks; hooksKey is the webhooks list they were made for.
+	hooks    *hooks
+	hooksKey string
 }
 
 // NewApp wires loaded settings into a gateway and opens its listeners, so
@@ -84,7 +88,11 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		return nil, err
 	}
 	a.store = metrics.Store(store, a.metrics)
-	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms")})
+	a.hooks = &hooks{claimer: webhook.NewMemoryClaimer(), log: log.Named("webhook")}
+	if a.redis != nil {
+		a.hooks.claimer = a.redis // one instance sends each event
+	}
+	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms"), Notifier: a.hooks})
 	defer func() {
 		if err != nil {
 			_ = a.Close()
@@ -310,6 +318,11 @@ func (a *App) Close() error {
 		}
 	}
 	_ = a.access.Close()
+	if a.hooks != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a.hooks.close(ctx)
+		cancel()
+	}
 	if a.store == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/pass"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -25,6 +26,7 @@ type Settings struct {
 	server       serverSettings
 	tls          tlsSettings
 	signer       *pass.Signer // nil without pass.key_files
+	webhooks     []webhook.Endpoint
 	cookie       waitroom.Cookie
 	keys         []waitroom.KeyPair // nil when none are configured
 	rooms        []waitroom.Room    // in name order
@@ -65,6 +67,9 @@ func build(c *Config) (*Settings, []string) {
 	signer, perr := c.Pass.Build()
 	p.Nest("pass.", perr)
 	s.signer = signer
+	hooks, herr := webhook.BuildEndpoints(c.Webhooks)
+	p.Nest("webhooks", herr)
+	s.webhooks = hooks
 	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)

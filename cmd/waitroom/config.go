@@ -5,6 +5,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -25,6 +26,7 @@ type Config struct {
 	Bypass    proxy.BypassConfig              `mapstructure:"bypass" yaml:"bypass" json:"bypass"`
 	TLS       TLSConfig                       `mapstructure:"tls" yaml:"tls" json:"tls"`
 	Pass      pass.Config                     `mapstructure:"pass" yaml:"pass" json:"pass"`
+	Webhooks  []webhook.Config                `mapstructure:"webhooks" yaml:"webhooks" json:"webhooks"`
 }
 
 // RoomConfig is one room: the admission settings and its page.
@@ -133,13 +135,14 @@ func DefaultConfig() Config {
 			ShutdownTimeout: "30s", TrustedProxies: []string{},
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
-		Admin:  AdminConfig{Listen: "127.0.0.1:9090"},
-		Log:    LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
-		Pass:   pass.DefaultConfig(),
-		TLS:    TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
-		Store:  StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
-		Cookie: waitroom.DefaultCookie(),
-		Bypass: proxy.DefaultBypass(),
+		Admin:    AdminConfig{Listen: "127.0.0.1:9090"},
+		Log:      LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
+		Pass:     pass.DefaultConfig(),
+		Webhooks: []webhook.Config{},
+		TLS:      TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
+		Store:    StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
+		Cookie:   waitroom.DefaultCookie(),
+		Bypass:   proxy.DefaultBypass(),
 	}
 }
 

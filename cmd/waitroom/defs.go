@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -59,6 +60,7 @@ func (a *App) serve(file *Settings, defs map[string]apiRoom, version int64) (*Se
 	for _, name := range a.rooms.Apply(c.settings.roomsConfig()) {
 		a.log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
 	}
+	a.hooks.use(a, c.settings.Webhooks, c.settings.webhooks, webhook.Delivery{})
 	old := a.gen.Swap(gen)
 	if old != nil {
 		old.close()

@@ -39,6 +39,9 @@ func (s *Store) SetOverride(ctx context.Context, room string, o waitroom.Overrid
 	if o.Message != nil {
 		cur.Message = new(*o.Message)
 	}
+	if o.By != "" {
+		cur.By = o.By
+	}
 	cur.Changed = now
 	return nil
 }

@@ -43,6 +43,7 @@
 //	waitroom_store_outages_total                      counter   times the store went from up to down
 //	waitroom_store_up                                 gauge     1 while the store answers
 //	waitroom_conns_refused_total                      counter   connections closed for server.max_conns_per_client
+//	waitroom_webhooks_total{event,result}             counter   webhook deliveries: sent, retried, dropped, ...
 //
 // plus the client library's go_* and process_* collectors and the scrape
 // handler's own promhttp_* counters.

@@ -47,6 +47,7 @@ type Metrics struct {
 	connsRefused prometheus.Counter
 	// templateRooms is per template, one series each however many events.
 	templateRooms *prometheus.GaugeVec
+	webhooks      *prometheus.CounterVec // event, result
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
 
@@ -69,7 +70,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
 		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms, m.waits, m.sessions,
-		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused,
+		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused, m.webhooks,
 	)
 	m.resolve()
 	// Built once: InstrumentMetricHandler registers its own counters, and
@@ -143,6 +144,9 @@ func (m *Metrics) defineEdges() {
 		Name: "waitroom_conns_refused_total",
 		Help: "Connections this instance closed because their client network held server.max_conns_per_client already.",
 	})
+	m.webhooks = counterVec("waitroom_webhooks_total",
+		"Webhook deliveries by event and result (sent, retried, failed_status, failed_network, abandoned, dropped, duplicate, invalid, claim_error).",
+		"event", "result")
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "waitroom_store_outages_total",
 		Help: "Times the store stopped answering.",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 )
 
 // Request counts one request through the gate of room ("" for a route
@@ -120,6 +121,14 @@ func (m *Metrics) Reload(result string) {
 		return
 	}
 	m.reloads.WithLabelValues(result).Inc()
+}
+
+// Webhook counts a webhook delivery's result (webhook.Observer).
+func (m *Metrics) Webhook(event webhook.EventType, result webhook.Result) {
+	if m == nil {
+		return
+	}
+	m.webhooks.WithLabelValues(string(event), string(result)).Inc()
 }
 
 // ConnRefused counts a connection closed for server.max_conns_per_client.

@@ -16,6 +16,7 @@ const (
 	fieldAdmitRate = "admit_rate"
 	fieldMode      = "mode"
 	fieldMessage   = "message"
+	fieldBy        = "by"
 	fieldChanged   = "changed"
 )
 
@@ -51,6 +52,9 @@ func overrideArgs(o waitroom.Override) []any {
 	}
 	if o.Message != nil {
 		args = append(args, fieldMessage, *o.Message)
+	}
+	if o.By != "" {
+		args = append(args, fieldBy, o.By)
 	}
 	return args
 }
@@ -117,6 +121,9 @@ func parseOverride(key string, h map[string]string) (waitroom.Override, error) {
 	}
 	if v, ok := h[fieldMessage]; ok {
 		o.Message = &v
+	}
+	if v, ok := h[fieldBy]; ok {
+		o.By = v
 	}
 	v, ok := h[fieldChanged]
 	if !ok {
