@@ -241,3 +241,30 @@ func TestAuth_ForwardAuthAnswers(t *testing.T) {
 		t.Errorf("nginx, a waiting visitor: %d", r.status)
 	}
 }
+
+// BenchmarkAuthDecision puts an admitted visitor's auth decision (what
+// nginx asks for every request) beside the same request proxied, on the
+// memory store.
+func BenchmarkAuthDecision(b *testing.B) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "site") }))
+	b.Cleanup(up.Close)
+	_, base := startGateway(b, gwConfig(up.URL, "    max_active: 1000"))
+	v := newVisitor(b, base)
+	v.get("/events/1")
+	for _, bc := range []struct {
+		name string
+		path string
+		hdr  []string
+	}{
+		{"proxied", "/events/1", nil},
+		{"auth", "/.waitroom/auth", []string{"X-Original-URI", "/events/1", "X-Original-Method", "GET"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if r := v.do(http.MethodGet, bc.path, bc.hdr...); r.status != 200 {
+					b.Fatalf("%d", r.status)
+				}
+			}
+		})
+	}
+}
