@@ -27,6 +27,9 @@ type fakeRoom struct {
 	AdmittedLastMinute int            `json:"admitted_last_minute"`
 	Totals             map[string]int `json:"totals"`
 	ETABackSeconds     *int           `json:"eta_back_seconds"`
+	Source             string         `json:"source"`
+	WaitP50            *int           `json:"wait_p50_seconds"`
+	WaitP90            *int           `json:"wait_p90_seconds"`
 	StoreUp            bool           `json:"store_up"`
 	Guards             map[string]any `json:"guards"`
 }
@@ -60,11 +63,13 @@ type fakeAdmin struct {
 
 func newFakeAdmin(token string) *fakeAdmin {
 	eta := 2469 // 12,345 people at 300 a minute
+	p50, p90 := 1140, 1820
 	return &fakeAdmin{token: token, calls: make(chan fakeCall, 8), rooms: []fakeRoom{{
 		Name: "concert", Title: "Winter Concert 2026 · Seoul", Mode: "fifo",
 		Configured: fakeLimits{MaxActive: 500, AdmitRate: "300/m", Mode: "fifo"},
 		Effective:  fakeLimits{MaxActive: 500, AdmitRate: "300/m"},
 		Waiting:    12345, Active: 480, AdmittedLastMinute: 297, ETABackSeconds: &eta, StoreUp: true,
+		Source: "yaml", WaitP50: &p50, WaitP90: &p90,
 		Totals: map[string]int{"joined": 19020, "admitted": 6675, "released": 5731, "expired": 318, "abandoned": 146},
 		Guards: map[string]any{"join_limit": "300/m", "challenge": "pow", "challenge_bits": 14, "identity": "optional",
 			"tickets_issued": 24113, "refused_quota": 1877, "refused_full": 0},
@@ -73,7 +78,7 @@ func newFakeAdmin(token string) *fakeAdmin {
 		Configured: fakeLimits{MaxActive: 300, AdmitRate: "120/m", Mode: "fifo"},
 		Override:   &fakeOverride{Mode: "paused", Changed: fakeNow.Add(-5 * time.Minute).Format(time.RFC3339)},
 		Effective:  fakeLimits{MaxActive: 300, AdmitRate: "120/m"},
-		Waiting:    2140, Active: 152, StoreUp: true,
+		Waiting:    2140, Active: 152, StoreUp: true, Source: "api",
 		Totals: map[string]int{"joined": 3912, "admitted": 1772, "released": 1490, "expired": 84, "abandoned": 46},
 		Guards: map[string]any{"join_limit": "300/m", "challenge": "off", "identity": "off",
 			"tickets_issued": 4105, "refused_quota": 12, "refused_full": 0},

@@ -75,6 +75,7 @@
       lastOK = Date.now();
       banner('');
       render((data && data.rooms) || []);
+      templates((data && data.templates) || []);
     } catch (e) {
       if (!e.auth) banner('Cannot reach the admin API (' + e.message + '). Retrying…');
     }
@@ -129,6 +130,9 @@
     setText(f.title, r.title || r.name);
     setText(f.name, r.name);
     setText(f.mode, MODES[mode] || mode);
+    setText(f.source, r.source === 'api' ? 'API' : r.source === 'template' ? 'from ' + r.template : 'file');
+    c.el.querySelector('[data-act="delete"]').hidden = r.source !== 'api';
+    setText(f.waited, typeof r.wait_p50_seconds === 'number' ? wait(r.wait_p50_seconds) + ' · ' + wait(r.wait_p90_seconds) : '—');
     f.mode.className = 'badge mode-' + mode;
     f.override.hidden = !r.override;
     f.store.hidden = r.store_up !== false;
@@ -165,6 +169,13 @@
     return s < 60 ? '< 1 min' : m < 60 ? m + ' min' : Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
   }
 
+  // templates lists the room templates and the rooms each fills now.
+  function templates(list) {
+    const el = $('templates');
+    el.hidden = list.length === 0;
+    setText(el, list.map((t) => 'Template ' + t.name + ': ' + num(t.rooms) + ' of ' + num(t.max_rooms) + ' rooms in use').join(' · '));
+  }
+
   function overrideNote(o) {
     if (!o) return 'Running on the configuration file.';
     const parts = [o.max_active != null && 'max active ' + num(o.max_active), o.admit_rate && 'admit rate ' + o.admit_rate,
@@ -193,6 +204,20 @@
     });
     c.el.querySelector('[data-act="reset"]').addEventListener('click', (e) => {
       if (confirm(RESET.replace('{}', title))) send(c, e.currentTarget, 'mode', 'DELETE', path('/overrides'));
+    });
+    // Delete asks twice: the first click arms the button for a few seconds.
+    const del = c.el.querySelector('[data-act="delete"]');
+    let armed = 0;
+    del.addEventListener('click', (e) => {
+      if (!armed) {
+        setText(del, 'Really delete?');
+        armed = setTimeout(() => { armed = 0; setText(del, 'Delete room'); }, 4000);
+        return;
+      }
+      clearTimeout(armed);
+      armed = 0;
+      setText(del, 'Delete room');
+      send(c, e.currentTarget, 'mode', 'DELETE', path());
     });
     c.el.querySelectorAll('form').forEach((form) => {
       const act = form.dataset.act, input = form.querySelector('input'), admit = act === 'admit';
@@ -279,13 +304,33 @@
     lastOK = 0;
     banner('');
     $('signin').hidden = false;
+    $('newroom').hidden = true;
     $('signout').hidden = $('live').hidden = $('empty').hidden = true;
     $('signin-err').textContent = msg || '';
     $('token').focus();
   }
   function signOut(msg) { setToken(''); showSignin(msg); }
+  // The new room form posts the room as the API takes it.
+  $('create').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const f = e.currentTarget.elements, err = $('create-err');
+    const body = { name: f.name.value.trim(), max_active: Number(f.max_active.value),
+      admit_rate: f.admit_rate.value.trim() || 'unlimited',
+      routes: [{ path: f.path.value.trim(), upstream: f.upstream.value.trim() }] };
+    if (f.title.value.trim()) body.page = { title: f.title.value.trim() };
+    say(err, '');
+    try {
+      await call('POST', '/rooms', body);
+      say(err, 'Created ' + body.name + '.', true);
+      e.currentTarget.reset();
+      roomsPoll.kick();
+    } catch (x) {
+      if (!x.auth) say(err, x.message);
+    }
+  });
   function start() {
     $('signin').hidden = true;
+    $('newroom').hidden = false;
     $('signout').hidden = $('live').hidden = false;
     live();
     roomsPoll.start(); // its first answer makes the cards, which kicks historyPoll
