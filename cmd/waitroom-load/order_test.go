@@ -18,6 +18,12 @@ func waiter(visitor int, ticket int64, sent, in float64) orderEntry {
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// placedAt sets when e's first poll was answered and before which e was not in.
+func placedAt(e orderEntry, placed, low float64) orderEntry {
+	e.placed, e.low = secs(placed), secs(low)
+	return e
+}
+
 func TestCheckOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -38,6 +44,14 @@ func TestCheckOrder(t *testing.T) {
 		{"equal tickets do not order", []orderEntry{waiter(0, 10, 3, -1), waiter(1, 10, 1, 2)}, 0, 0},
 		{"admitted at once, never seen waiting", []orderEntry{waiter(0, 10, -1, 5), waiter(1, 11, 1, 2)}, 0, 0},
 		{"two overtaken by one", []orderEntry{waiter(0, 10, 5, 6), waiter(1, 11, 5, 6), waiter(2, 12, 1, 2)}, 2, 2},
+		// 10 joined first but came back at 2.5s; 11 came back at 1.9s and
+		// found room. 10 held no place when 11 went in.
+		{"came back first", []orderEntry{placedAt(waiter(0, 10, 2.5, 4), 2.6, 0), placedAt(waiter(1, 11, -1, 2), 0, 1.9)}, 0, 0},
+		// 10 held its place from 1s; 11 waited until 1.5s and went in before 10's poll at 3s.
+		{"overtaken after placed", []orderEntry{placedAt(waiter(0, 10, 3, 4), 1, 0), placedAt(waiter(1, 11, 1.5, 2), 1.2, 1.5)}, 1, 1},
+		// 11's last wait was sent before 10's place was known to exist: 11
+		// may have gone in before 10 came back.
+		{"placed too late to prove", []orderEntry{placedAt(waiter(0, 10, 3, 4), 1.6, 0), placedAt(waiter(1, 11, 1.5, 2), 1.2, 1.5)}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,12 +97,19 @@ func TestCheckOrder_MatchesPairs(t *testing.T) {
 				sent = -1
 			}
 			es[i] = waiter(i, int64(rng.IntN(30)), sent, in)
+			if rng.IntN(2) == 0 {
+				low := float64(rng.IntN(20))
+				if in >= 0 {
+					low = min(low, in)
+				}
+				es[i] = placedAt(es[i], float64(rng.IntN(20)), low)
+			}
 		}
 		var want int64
 		over := map[int]bool{}
 		for _, i := range es {
 			for _, j := range es {
-				if i.ticket < j.ticket && j.isIn && i.waited && j.admitted < i.lastWait {
+				if i.ticket < j.ticket && j.isIn && i.waited && j.admitted < i.lastWait && j.low >= i.placed {
 					want++
 					over[i.visitor] = true
 				}

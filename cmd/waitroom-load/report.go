@@ -116,8 +116,14 @@ func orderEntries(recs []record) []orderEntry {
 	var es []orderEntry
 	for i, rec := range recs {
 		if rec.ticket > 0 && !rec.straight {
+			// The admission came after the last wait, or if the visitor never
+			// waited in a poll, after the request that found it.
+			low := rec.inSent
+			if rec.waited {
+				low = rec.lastWait
+			}
 			es = append(es, orderEntry{visitor: i, ticket: rec.ticket, lastWait: rec.lastWait, waited: rec.waited,
-				admitted: rec.admitted, isIn: rec.isIn})
+				admitted: rec.admitted, isIn: rec.isIn, placed: rec.placed, low: low})
 		}
 	}
 	return es

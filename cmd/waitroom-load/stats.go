@@ -92,8 +92,10 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Mil
 type record struct {
 	ticket    int64         // the number in line; 0 for none seen
 	straight  bool          // let in by the join itself, without a ticket
-	lastWait  time.Duration // request sent of the last answer that said "waiting" (or "paused")
+	lastWait  time.Duration // request sent of the last poll answered "waiting" (or "paused")
 	waited    bool          // lastWait is set
+	placed    time.Duration // the answer to the first poll received: the ticket held a place
+	inSent    time.Duration // the request whose answer first said admitted, sent
 	admitted  time.Duration // first answer that said admitted, received
 	isIn      bool          // admitted is set
 	leaveSent time.Duration // the leave request was sent; 0 if it never was

@@ -92,7 +92,7 @@ func (v *visitor) join(again bool) (turn, bool) {
 			return turn{}, false
 		}
 		v.rec.straight = true
-		v.admit(a.recv)
+		v.admit(a)
 		return turn{admitted: true}, true
 	}
 	t, err := v.joinAnswer(a)
@@ -137,7 +137,7 @@ func (v *visitor) joinAnswer(a *answer) (turn, error) {
 	v.room = room
 	v.observe(kindJoin, state, room, a)
 	if t.admitted {
-		v.admit(a.recv)
+		v.admit(a)
 	}
 	return t, nil
 }
@@ -179,7 +179,7 @@ func (v *visitor) wait(t turn) (turn, bool) {
 		v.observe(kindPoll, s.State, s.Room, a)
 		switch s.State {
 		case "admitted":
-			v.admit(a.recv)
+			v.admit(a)
 			return turn{admitted: true, next: s.Next}, true
 		case "none":
 			v.r.stats.fail(kindPoll, "state none (ticket lost; the page reloads)")
@@ -199,21 +199,30 @@ func backoff(base time.Duration, fails int) time.Duration {
 	return time.Duration(d * (0.75 + rand.Float64()*0.5) * float64(time.Second))
 }
 
-// observe notes an answer's state: counted, and for the order check, the
-// last time this visitor was provably still in line.
+// observe notes an answer's state: counted, and for the order check, when
+// this visitor's place existed and the last time it was provably in line.
 func (v *visitor) observe(k kind, state, room string, a *answer) {
 	v.r.stats.state(state, room)
+	if k == kindPoll && v.rec.placed == 0 {
+		v.rec.placed = a.recv // the first poll presented the ticket: it holds a place now
+	}
 	switch state {
 	case "waiting", "paused":
-		v.rec.waited, v.rec.lastWait = true, max(v.rec.lastWait, a.sent)
+		// A join's "waiting" holds no place yet, so only a poll's proves
+		// the visitor was in line.
+		if k == kindPoll {
+			v.rec.waited, v.rec.lastWait = true, max(v.rec.lastWait, a.sent)
+		}
 	case "hold":
 		v.r.stats.fail(k, "state hold (the gateway's store is unreachable)")
 	}
 }
 
-func (v *visitor) admit(recv time.Duration) {
+// admit notes the first answer that said admitted; a is the request that
+// got it.
+func (v *visitor) admit(a *answer) {
 	if !v.rec.isIn {
-		v.rec.isIn, v.rec.admitted = true, recv
+		v.rec.isIn, v.rec.admitted, v.rec.inSent = true, a.recv, a.sent
 		v.r.stats.admitted.Add(1)
 	}
 }
