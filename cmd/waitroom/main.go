@@ -25,6 +25,7 @@ Usage:
   waitroom [serve] [--config FILE]   run the gateway (default config: configs/waitroom.yaml)
   waitroom check [--config FILE]     validate the config and print it, secrets redacted
   waitroom demo [--listen ADDR]      run a demo site behind a tiny room (2 inside, 6 per minute)
+  waitroom schema                    print the configuration's JSON Schema
   waitroom version                   print the version (also --version)
 
 Each command's own flags: waitroom COMMAND --help. Every key of the
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCheck(args, stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, args, stdout, stderr)
+	case "schema":
+		err = cmdSchema(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "waitroom", buildVersion())
 	case "help", "-h", "--help":
