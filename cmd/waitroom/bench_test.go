@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,18 +85,67 @@ func benchRoom(maxActive int) string {
 	return fmt.Sprintf("    max_active: %d\n    admit_rate: 1000000/s\n    admit_burst: 100000\n    session_ttl: 10m\n    abandon_after: 10m\n    tick: 1s\n    join_limit: unlimited", maxActive)
 }
 
-// benchGateway starts a gateway on the memory store or a fresh Redis.
-func benchGateway(b *testing.B, store, upstream, room string) string {
+// benchGateway starts a gateway on the memory store or a fresh Redis;
+// redisCmds counts the Redis work of what it serves.
+func benchGateway(b *testing.B, store, upstream, room string) (string, *redisCmds) {
 	cfg := gwConfig(upstream, room)
+	var rc *redisCmds
 	if store == "redis" {
 		srv := redistest.Start(b)
+		rc = &redisCmds{srv: srv}
 		cfg = redisConfig(upstream, room, srv.Addr(), "closed", "")
 		// The test config's short timeouts are for outage tests; a
 		// benchmark that saturates two cores needs the defaults.
 		cfg = strings.Replace(cfg, ", dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms", "", 1)
 	}
 	_, base := startGateway(b, cfg)
-	return base
+	return base, rc
+}
+
+// redisCmds reads a Redis server's INFO commandstats, so each gateway row
+// reports the Redis work per request: scripts run (EVALSHA, EVAL, FCALL)
+// and the commands they and everything else ran, the ticks included.
+type redisCmds struct {
+	srv *redistest.Server
+}
+
+// measure runs f and reports redis-cmds/op and redis-scripts/op over n
+// requests; with rc nil (the memory store) it only runs f.
+func (rc *redisCmds) measure(b *testing.B, f func()) {
+	if rc == nil {
+		f()
+		return
+	}
+	c0, s0 := rc.read(b)
+	f()
+	c1, s1 := rc.read(b)
+	b.ReportMetric(float64(c1-c0)/float64(b.N), "redis-cmds/op")
+	b.ReportMetric(float64(s1-s0)/float64(b.N), "redis-scripts/op")
+}
+
+// read sums the calls of every command but the scripts themselves and
+// this bookkeeping (INFO, PING), and the scripts apart.
+func (rc *redisCmds) read(b *testing.B) (cmds, scripts int64) {
+	info, err := rc.srv.Client().Info(b.Context(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		name = strings.TrimPrefix(name, "cmdstat_")
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest+",", ',')], 10, 64)
+		switch name {
+		case "evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro":
+			scripts += n
+		case "info", "ping", "client|setinfo", "client|setname", "hello", "select", "script|load", "config|get":
+		default:
+			cmds += n
+		}
+	}
+	return cmds, scripts
 }
 
 // benchClient is one shared client with room for every in-flight request
@@ -261,7 +311,8 @@ const latencyRate = 4000
 func benchPaths(b *testing.B, rate int) {
 	for _, store := range []string{"memory", "redis"} {
 		b.Run("admitted/"+store, func(b *testing.B) { benchAdmitted(b, store, rate) })
-		b.Run("poll/"+store, func(b *testing.B) { benchPoll(b, store, rate) })
+		b.Run("poll/"+store, func(b *testing.B) { benchPoll(b, store, rate, false) })
+		b.Run("pollhtml/"+store, func(b *testing.B) { benchPoll(b, store, rate, true) })
 		b.Run("join/"+store, func(b *testing.B) { benchJoin(b, store, rate) })
 	}
 }
@@ -270,7 +321,7 @@ func benchPaths(b *testing.B, rate int) {
 func benchAdmitted(b *testing.B, store string, rate int) {
 	up := benchUpstream(b)
 	bare := bareProxy(b, up.URL)
-	gw := benchGateway(b, store, up.URL, benchRoom(100000))
+	gw, rc := benchGateway(b, store, up.URL, benchRoom(100000))
 	c := benchClient()
 	cookies := ticketCookies(b, c, gw, "/events/1", 64, false)
 	run := func(b *testing.B, base string) {
@@ -281,30 +332,42 @@ func benchAdmitted(b *testing.B, store string, rate int) {
 		}, wantStatus(200, ""))
 	}
 	b.Run("bare", func(b *testing.B) { run(b, bare) })
-	b.Run("gateway", func(b *testing.B) { run(b, gw) })
+	b.Run("gateway", func(b *testing.B) { rc.measure(b, func() { run(b, gw) }) })
 }
 
-// benchPoll: visitors in line ask their status, as the page's script does.
-func benchPoll(b *testing.B, store string, rate int) {
+// browserAccept is what a browser sends for a page.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// benchPoll: visitors in line ask their status, as the page's script does
+// (JSON), or reload the guarded page, as a browser without JavaScript does
+// (html), against the bare proxy serving a page of the site.
+func benchPoll(b *testing.B, store string, rate int, html bool) {
 	up := benchUpstream(b)
 	bare := bareProxy(b, up.URL)
-	gw := benchGateway(b, store, up.URL, benchRoom(0))
+	gw, rc := benchGateway(b, store, up.URL, benchRoom(0))
 	c := benchClient()
 	cookies := ticketCookies(b, c, gw, "/events/1", 64, true)
+	accept, path := "application/json", "/.waitroom/status?room=concert&return_to=%2Fevents%2F1"
+	if html {
+		accept, path = browserAccept, "/events/1"
+	}
 	b.Run("bare", func(b *testing.B) {
 		load(b, c, rate, func(i int) *http.Request {
 			r, _ := http.NewRequest(http.MethodGet, bare+"/events/1", nil)
-			r.Header.Set("Accept", "application/json")
+			r.Header.Set("Accept", accept)
 			return r
 		}, wantStatus(200, ""))
 	})
 	b.Run("gateway", func(b *testing.B) {
-		load(b, c, rate, func(i int) *http.Request {
-			r, _ := http.NewRequest(http.MethodGet, gw+"/.waitroom/status?room=concert&return_to=%2Fevents%2F1", nil)
-			r.Header.Set("Accept", "application/json")
-			r.Header.Set("Cookie", cookies[i%len(cookies)])
-			return r
-		}, wantStatus(200, "waiting"))
+		rc.measure(b, func() {
+			load(b, c, rate, func(i int) *http.Request {
+				r, _ := http.NewRequest(http.MethodGet, gw+path, nil)
+				r.Header.Set("Accept", accept)
+				r.Header.Set("Accept-Language", "ko-KR,ko;q=0.9,en-US;q=0.8")
+				r.Header.Set("Cookie", cookies[i%len(cookies)])
+				return r
+			}, wantStatus(200, "waiting"))
+		})
 	})
 }
 
@@ -313,18 +376,18 @@ func benchPoll(b *testing.B, store string, rate int) {
 func benchJoin(b *testing.B, store string, rate int) {
 	up := benchUpstream(b)
 	bare := bareProxy(b, up.URL)
-	gw := benchGateway(b, store, up.URL, benchRoom(0))
+	gw, rc := benchGateway(b, store, up.URL, benchRoom(0))
 	c := benchClient()
 	page := func(b *testing.B, base, state string) {
 		load(b, c, rate, func(int) *http.Request {
 			r, _ := http.NewRequest(http.MethodGet, base+"/events/1", nil)
-			r.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+			r.Header.Set("Accept", browserAccept)
 			r.Header.Set("Accept-Language", "ko-KR,ko;q=0.9,en-US;q=0.8")
 			return r
 		}, wantStatus(200, state))
 	}
 	b.Run("bare", func(b *testing.B) { page(b, bare, "") })
-	b.Run("gateway", func(b *testing.B) { page(b, gw, "waiting") })
+	b.Run("gateway", func(b *testing.B) { rc.measure(b, func() { page(b, gw, "waiting") }) })
 }
 
 // processCPU is the user and system time this process has used: clients,
