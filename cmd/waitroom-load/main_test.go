@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -120,12 +121,20 @@ func startGateway(t testing.TB, upstream, store string) gateway {
 // freeAddr is a loopback address with a port nobody listens on just now.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Below Linux's ephemeral range (32768 on): a port from :0 is closed
+	// again before the tool listens on it, and in between any outgoing
+	// loopback connection (the gateway's to Redis, say) may take it as its
+	// local port. Nothing takes these unasked.
+	for range 100 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 // runJSON runs the command with -json and returns its exit status and

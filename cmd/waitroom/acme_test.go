@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -58,14 +59,22 @@ func findPebble(t *testing.T) string {
 	return ""
 }
 
+// freeAddr is a free loopback port for a program the test starts. It is
+// below Linux's ephemeral range (32768 on): a port from :0 is closed again
+// before the program listens on it, and in between any outgoing loopback
+// connection may take it as its local port. Nothing takes these unasked.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 // startPebble runs pebble with validation skipped (loopback cannot be
