@@ -136,6 +136,15 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
+	// The marks of the polls answered from anchors go first, so the
+	// tick's abandonment sees them.
+	if vs := a.lr.marks.take(); len(vs) > 0 {
+		if err := store.Touch(tctx, a.lr.name, lim, vs); err != nil {
+			a.lr.marks.putBack(vs)
+			a.failed(ctx, tctx, err)
+			return
+		}
+	}
 	res, err := store.Admit(tctx, a.lr.name, lim)
 	if err != nil {
 		a.failed(ctx, tctx, err)
@@ -152,6 +161,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 		return
 	}
 	a.rs.health.answered()
+	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now()})
 	prev := a.lr.stats.Load()
 	a.rs.noticeLine(a.lr.name, *prev, st, !a.lr.ticked.Swap(true))
 	a.lr.sampled(time.Now(), st)

@@ -34,6 +34,10 @@ type liveRoom struct {
 	// overrideRead is set once a tick has read the store's override: the
 	// first read is no change of mode, only news to this instance.
 	overrideRead atomic.Bool
+	// view is the last tick's progress, which anchored polls are answered
+	// from; marks are those polls' marks for the next tick (anchored.go).
+	view  atomic.Pointer[progressView]
+	marks touches
 }
 
 // Effective is what a room runs on now: its limits and mode after the

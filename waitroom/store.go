@@ -200,6 +200,27 @@ type Decision struct {
 	// GraceStarted is true when it was the first of this incarnation.
 	Restored     Restore
 	GraceStarted bool
+	// Progress is the room's running counts as of this answer, with
+	// Pending the pending tickets Position counts ahead; set for a placed
+	// ticket waiting, zero otherwise. A gate that keeps it can tell how far
+	// the line moved since from Stats alone (see Progress).
+	Progress Progress
+}
+
+// Progress lets a gate answer a waiting visitor's poll without the store.
+// In a room that admits from the head of its line (not Limits.Random),
+// every admission while a placed ticket waits is of someone ahead of it,
+// so its position is at most Position - (Admitted now - Admitted then);
+// it is lower by at most the departures since (Departed now - Departed
+// then, some of whom may have been ahead) plus the pending tickets it
+// counted ahead (which may never come). Epoch changes when the store lost
+// the room's data, when restored tickets may come back ahead of anyone;
+// then nothing carries over.
+type Progress struct {
+	Epoch    int64 // the room's incarnation; 0 when the store has none yet
+	Admitted int64 // admissions ever, as Stats.AdmittedTotal
+	Departed int64 // places given up without admission: abandoned or released
+	Pending  int64 // pending tickets counted in the Position (Decision only)
 }
 
 // Ahead is the number of people in line in front of the visitor.
@@ -246,6 +267,16 @@ type Stats struct {
 	Issued  int64
 	Limited int64
 	Full    int64
+	// Left counts waiting visitors who gave up their place (Release);
+	// Released counts them too, with the sessions released.
+	Left int64
+	// Epoch is the room's incarnation (see Progress).
+	Epoch int64
+}
+
+// Progress is the part of s a gate compares with a Decision's Progress.
+func (s Stats) Progress() Progress {
+	return Progress{Epoch: s.Epoch, Admitted: s.AdmittedTotal, Departed: s.Abandoned + s.Left}
 }
 
 // Store keeps every room's line, its active sessions and its runtime
@@ -315,6 +346,15 @@ type Store interface {
 	// changes nothing and returns the seed recorded then. Errors:
 	// ErrUnavailable, ErrClosed.
 	Shuffle(ctx context.Context, room, key, seed string) (used string, shuffled int, err error)
+
+	// Touch records that these waiting visitors were seen now, as their
+	// own Decide would: a gate that answered their polls from Progress
+	// sends the marks of a tick in one call, before the tick's Admit, so
+	// abandonment stays as exact as with a Decide per poll (late by at
+	// most a tick). Each Visitor is an ID and the placed Ticket its cookie
+	// holds; one no longer in line is skipped, and nobody is placed or
+	// moved. Errors: ErrUnavailable, ErrClosed.
+	Touch(ctx context.Context, room string, lim Limits, vs []Visitor) error
 
 	// Release ends the visitor's session or gives up its place in line.
 	// Errors: ErrNotFound, ErrUnavailable, ErrClosed.

@@ -37,6 +37,19 @@ type Ticket struct {
 	// Entered is when the session the ticket carries began (unix seconds),
 	// for waitroom_session_seconds; 0 while waiting.
 	Entered int64 `json:"e,omitempty"`
+	// Anchor is the store's last answer to a placed ticket's poll, which
+	// the gate answers the next polls from (see Progress); zero for none.
+	Anchor Anchor `json:"-"`
+}
+
+// Anchor is where a waiting ticket stood when the store last answered it:
+// its Position, the room's Progress then, and when (unix seconds). Every
+// instance can read it, so polls answered from it need no per-instance
+// state, whichever instance serves them.
+type Anchor struct {
+	Position int64
+	At       int64
+	Progress Progress
 }
 
 // Admitted reports whether the ticket carries an admission still running at now.

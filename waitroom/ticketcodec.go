@@ -16,8 +16,10 @@ import (
 // The binary form: the byte binaryTicket, then uvarint version, the 16
 // bytes of the visitor id, uvarint length and bytes of the room, then
 // varints number, issued, start, until and sealed, then one byte of flags
-// when any is set: flagPending, and flagEntered, which a varint of Entered
-// (above 0) follows. JSON always starts with '{', so the first byte tells
+// when any is set: flagPending, flagEntered, which a varint of Entered
+// (above 0) follows, and flagAnchor, which six varints of the Anchor
+// follow (its position above 0, then at, epoch, admitted, departed and
+// pending). JSON always starts with '{', so the first byte tells
 // the two apart; a ticket without the flags byte (older, or with none set)
 // reads as placed, not inside.
 type ticketCodec struct{}
@@ -28,6 +30,7 @@ const (
 	maxRoomBytes = 255
 	flagPending  = 0x01
 	flagEntered  = 0x02
+	flagAnchor   = 0x04
 )
 
 // Serialize implements securecookie.Serializer.
@@ -63,11 +66,21 @@ func (ticketCodec) Serialize(src any) ([]byte, error) {
 	if tk.Entered > 0 {
 		flags |= flagEntered
 	}
+	a := tk.Anchor
+	if a.Position > 0 {
+		flags |= flagAnchor
+	}
 	if flags != 0 {
 		b = append(b, flags)
 	}
 	if tk.Entered > 0 {
 		b = binary.AppendVarint(b, tk.Entered)
+	}
+	if a.Position > 0 {
+		p := a.Progress
+		for _, n := range [...]int64{a.Position, a.At, p.Epoch, p.Admitted, p.Departed, p.Pending} {
+			b = binary.AppendVarint(b, n)
+		}
 	}
 	return b, nil
 }
@@ -104,7 +117,7 @@ func (ticketCodec) Deserialize(src []byte, dst any) error {
 	if r.err == nil && len(r.b) > 0 {
 		// Only a set flag is ever written, so a zero byte is malformed:
 		// every ticket that reads writes back the same bytes.
-		if flags = r.byte(); flags == 0 || flags&^(flagPending|flagEntered) != 0 {
+		if flags = r.byte(); flags == 0 || flags&^(flagPending|flagEntered|flagAnchor) != 0 {
 			return errors.New("deserializing ticket: unknown flags")
 		}
 	}
@@ -115,12 +128,24 @@ func (ticketCodec) Deserialize(src []byte, dst any) error {
 			return errors.New("deserializing ticket: malformed")
 		}
 	}
+	var a Anchor
+	if flags&flagAnchor != 0 {
+		var n [6]int64
+		for i := range n {
+			n[i] = r.varint()
+		}
+		// Only an anchor at a position is ever written.
+		if n[0] <= 0 {
+			return errors.New("deserializing ticket: malformed")
+		}
+		a = Anchor{Position: n[0], At: n[1], Progress: Progress{Epoch: n[2], Admitted: n[3], Departed: n[4], Pending: n[5]}}
+	}
 	if r.err != nil || len(r.b) != 0 || version > 1<<16 {
 		return errors.New("deserializing ticket: malformed")
 	}
 	*tk = Ticket{Version: int(version), Visitor: base64.RawURLEncoding.EncodeToString(id), Room: string(room),
 		Number: n[0], Issued: n[1], Start: n[2], Until: n[3], Sealed: n[4], Pending: flags&flagPending != 0,
-		Entered: entered}
+		Entered: entered, Anchor: a}
 	return nil
 }
 

@@ -24,16 +24,17 @@ func TestTicketCodec_RoundTrip(t *testing.T) {
 	if err := (ticketCodec{}).Deserialize(b, &got); err != nil || got != want {
 		t.Fatalf("round trip: %+v, %v\nwant %+v", got, err, want)
 	}
-	for _, tk := range []Ticket{{Entered: 1_800_000_100}, {Entered: 1_800_000_100, Pending: true}} {
+	anchor := Anchor{Position: 12_345, At: 1_800_000_050, Progress: Progress{Epoch: 1_795_000_000_000_000, Admitted: 9_000, Departed: 41, Pending: 3}}
+	for _, tk := range []Ticket{{Entered: 1_800_000_100}, {Entered: 1_800_000_100, Pending: true}, {Anchor: anchor}, {Pending: true, Anchor: anchor}} {
 		w := want
-		w.Entered, w.Pending = tk.Entered, tk.Pending
+		w.Entered, w.Pending, w.Anchor = tk.Entered, tk.Pending, tk.Anchor
 		b, err := ticketCodec{}.Serialize(w)
 		var got Ticket
 		if err == nil {
 			err = ticketCodec{}.Deserialize(b, &got)
 		}
 		if err != nil || got != w {
-			t.Fatalf("round trip with Entered: %+v, %v\nwant %+v", got, err, w)
+			t.Fatalf("round trip with Entered or Anchor: %+v, %v\nwant %+v", got, err, w)
 		}
 	}
 }
@@ -76,7 +77,9 @@ func TestTicketCodec_Refuses(t *testing.T) {
 		"room too long": {binaryTicket, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0x03},
 		"entered zero":  append(append([]byte{}, good...), flagEntered, 0),
 		"entered cut":   append(append([]byte{}, good...), flagEntered),
-		"unknown flag":  append(append([]byte{}, good...), 0x04),
+		"unknown flag":  append(append([]byte{}, good...), 0x08),
+		"anchor zero":   append(append([]byte{}, good...), flagAnchor, 0, 2, 2, 2, 2, 2),
+		"anchor cut":    append(append([]byte{}, good...), flagAnchor, 2, 2, 2),
 	} {
 		var tk Ticket
 		if err := (ticketCodec{}).Deserialize(b, &tk); err == nil {
@@ -92,6 +95,10 @@ func FuzzTicketDeserialize(f *testing.F) {
 	inside.Until, inside.Entered = 1_800_000_600, 1_800_000_000
 	entered, _ := ticketCodec{}.Serialize(inside)
 	f.Add(entered)
+	anchored := sampleTicket()
+	anchored.Anchor = Anchor{Position: 500, At: 1_800_000_000, Progress: Progress{Epoch: 1_795_000_000_000_000, Admitted: 70, Departed: 2, Pending: 1}}
+	withAnchor, _ := ticketCodec{}.Serialize(anchored)
+	f.Add(withAnchor)
 	f.Add([]byte(`{"v":1,"id":"AAAAAAAAAAAAAAAAAAAAAA","r":"concert","n":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var tk Ticket

@@ -56,6 +56,12 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	}
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
+	// A poll far back in line is answered from its ticket's anchor; its
+	// mark goes to the store with the next tick (anchored.go).
+	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
+		vt.d = d
+		return vt, nil
+	}
 	if room.Challenge != nil && !p.Valid && join == JoinTicket {
 		return g.challenged(w, r, vt, lim, now)
 	}
@@ -184,6 +190,7 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 	want.Pending = !d.Placed
 	want.Start = startOf(p, d)
 	want.Until, want.Entered = 0, 0
+	want.Anchor = anchorOf(g.rooms.get(room), d, now)
 	if d.State == StateAdmitted {
 		want.Until = d.Until.Unix()
 		want.Entered = enteredAt(p, d, now)

@@ -170,13 +170,16 @@ func (r *room) inside(s *session, now time.Time, lim waitroom.Limits, v waitroom
 // pending tickets ahead of it (handed out, not yet brought back, still
 // able to be), so it never grows when one of them comes back.
 func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
+	pending := r.win.pendingBelow(w.ticket)
 	return waitroom.Decision{
 		State:    waitroom.StateWaiting,
 		Ticket:   w.ticket,
-		Position: int64(r.line.rank(w)) + r.win.pendingBelow(w.ticket),
+		Position: int64(r.line.rank(w)) + pending,
 		Line:     int64(r.line.len()) + r.win.pendingBelow(r.seq+1),
 		Joined:   joined,
 		Placed:   true,
+		Progress: waitroom.Progress{Epoch: r.seed, Admitted: r.totals.AdmittedTotal,
+			Departed: r.totals.Abandoned + r.totals.Left, Pending: pending},
 	}
 }
 
@@ -313,6 +316,7 @@ func (r *room) release(now time.Time, id string) bool {
 		r.active.remove(s)
 	} else if w := r.waiting[id]; w != nil {
 		r.drop(w)
+		r.totals.Left++
 	} else {
 		return false
 	}
@@ -327,5 +331,16 @@ func (r *room) stats(now time.Time) waitroom.Stats {
 	st.Active = int64(r.active.len())
 	st.AdmittedLastMinute = r.minute.sum(now)
 	st.MeasuredOver = min(time.Minute, now.Sub(time.UnixMicro(r.seed)))
+	st.Epoch = r.seed
 	return st
+}
+
+// touch marks the placed visitors vs as seen now (Store.Touch); one no
+// longer in line, or at another ticket, is skipped.
+func (r *room) touch(now time.Time, vs []waitroom.Visitor) {
+	for _, v := range vs {
+		if w := r.waiting[v.ID]; w != nil && w.ticket == v.Ticket {
+			r.seen.touch(w, now)
+		}
+	}
 }

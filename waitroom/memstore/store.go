@@ -70,6 +70,19 @@ func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (wa
 	return r.tick(now, lim), nil
 }
 
+// Touch implements waitroom.Store. A room never used is left alone.
+// Errors: waitroom.ErrClosed, ctx's error.
+func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	r, now, err := s.enter(ctx, room, false)
+	if err != nil || r == nil {
+		return err
+	}
+	defer r.mu.Unlock()
+	r.use(now, lim)
+	r.touch(now, vs)
+	return nil
+}
+
 // Release implements waitroom.Store. Errors: waitroom.ErrNotFound,
 // waitroom.ErrClosed, ctx's error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {

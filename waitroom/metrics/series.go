@@ -20,7 +20,7 @@ var (
 	ops           = [...]string{
 		"decide", "admit", "admit_n", "release", "stats", "ping",
 		"set_override", "clear_override", "override", "shuffle", "socket", "allow",
-		"use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition",
+		"use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch",
 	}
 )
 
@@ -54,6 +54,7 @@ const (
 	opLoadDefinitions
 	opPutDefinition
 	opDeleteDefinition
+	opTouch
 )
 
 // indexOf returns s's index in set, or -1. A loop beats a map for four to

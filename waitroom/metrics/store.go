@@ -64,6 +64,13 @@ func (t *timedStore) Shuffle(ctx context.Context, room, key, seed string) (strin
 	return used, n, err
 }
 
+func (t *timedStore) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	start := time.Now()
+	err := t.s.Touch(ctx, room, lim, vs)
+	t.done(opTouch, start, err)
+	return err
+}
+
 func (t *timedStore) Release(ctx context.Context, room, visitor string) error {
 	start := time.Now()
 	err := t.s.Release(ctx, room, visitor)

@@ -96,7 +96,8 @@ func commandCalls(info string) map[string]int64 {
 // command by command (Redis 7 counts a script's commands in commandstats):
 // an admitted visitor's request within the renew interval is TIME and one
 // ZSCORE; a waiting visitor's poll adds the room's counters (one HMGET),
-// its last poll, the pending tickets (one BITCOUNT), its place and the
+// its progress (another, for the gate's anchored polls), its last poll,
+// the pending tickets (one BITCOUNT), its place and the
 // line's length, and refreshes no key's lifetime (only the line's last
 // visitor's poll adds a PEXPIRE NX, since its write ends the last-poll
 // string); a newcomer at the back of the line looks in both sets, then
@@ -130,7 +131,7 @@ func TestDecide_HotPathCommands(t *testing.T) {
 			}
 		}
 	}, map[string]int64{"evalsha": 3 * rounds, "time": 3 * rounds, "zscore": 3 * rounds,
-		"hmget": 2 * rounds, "setrange": 2 * rounds, "bitcount": 2 * rounds, "zrank": 2 * rounds, "zcard": 2 * rounds})
+		"hmget": 4 * rounds, "setrange": 2 * rounds, "bitcount": 2 * rounds, "zrank": 2 * rounds, "zcard": 2 * rounds})
 	commands(t, client, func() {
 		for range rounds {
 			if d, err := s.Decide(ctx, "concert", lim, waitroom.Visitor{ID: newID()}, waitroom.JoinTicket); err != nil || !d.Joined || d.Placed || d.State != waitroom.StateWaiting {

@@ -5,7 +5,7 @@
 // number and however their clocks drift.
 //
 // Every change is one Lua script (lua/decide.lua, admit.lua, release.lua,
-// override.lua, shuffle.lua, useroom.lua, definition.lua; stats.lua
+// override.lua, shuffle.lua, useroom.lua, definition.lua, touch.lua; stats.lua
 // reads), so Redis runs it atomically, and every script reads the time
 // with TIME: Redis is the only clock. The
 // scripts share lua/prelude.lua (key names, units, the clock) and
@@ -28,7 +28,9 @@
 //	{wr:R}:rseen     sorted set  visitor id by last poll, for restored tickets only
 //	{wr:R}:active    sorted set  visitor id by session end (microseconds)
 //	{wr:R}:bucket    hash        tokens, last refill: the admission token bucket
-//	{wr:R}:stats     hash        joined, admitted, released, expired, abandoned
+//	{wr:R}:stats     hash        joined, admitted, released, expired, abandoned, left (waiting
+//	                             visitors who released their place; with abandoned, the line's
+//	                             departures that waitroom.Progress counts)
 //	{wr:R}:minute    hash        admissions per second, one field per second of the last minute
 //	{wr:R}:restored  set         ids restored this incarnation, so each is restored once
 //	{wr:R}:override  hash        the runtime override (admin API): max_active, admit_rate as
@@ -62,7 +64,12 @@
 // swept over several ticks) rather than by a range query; the visitor at
 // the head is always checked before it goes in, so nobody stale is
 // admitted, and until the sweep reaches them abandoned visitors still count
-// as waiting, as the contract allows. Admit trims the string's dead front
+// as waiting, as the contract allows. Polls a gate answered from the
+// ticket's anchor (waitroom.Progress) reach the string through touch.lua,
+// a tick's marks in one call before the tick: each mark is written where
+// decide.lua would put it, blindly (a mark for a ticket gone from the line
+// is found by the sweep with nobody behind it and cleared), and never past
+// the string's end. Admit trims the string's dead front
 // as the head moves on. Restored tickets are scattered below the seed, so
 // their holders, few and only after a data loss, keep a sorted set.
 //

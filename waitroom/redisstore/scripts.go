@@ -32,6 +32,7 @@ var (
 	overrideScript = loadScript("override.lua", withHelpers)
 	shuffleScript  = loadScript("shuffle.lua", withHelpers)
 	statsScript    = loadScript("stats.lua", preludeOnly)
+	touchScript    = loadScript("touch.lua", preludeOnly)
 )
 
 // What a script is assembled from, besides its own body.
@@ -90,12 +91,17 @@ func mustRead(name string) string {
 // integers, so anything fractional would travel as a string); anything else
 // means the script and this code disagree, and the error names the script
 // and the element, counting from 1 as the Lua table does.
+// decideShort is the length of decide.lua's replies without progress.
+const decideShort = 9
+
 func replyInts(name string, reply any, dst []int64) error {
 	arr, ok := reply.([]any)
 	if !ok {
 		return fmt.Errorf("%s: reply: want an array of %d integers, got %s", name, len(dst), typeName(reply))
 	}
-	if len(arr) != len(dst) {
+	// decide.lua's reply has a tail only some answers carry (decideReply);
+	// every other script's has one length.
+	if len(arr) != len(dst) && (name != decideScript.name || len(arr) != decideShort) {
 		return fmt.Errorf("%s: reply: want %d elements, got %d", name, len(dst), len(arr))
 	}
 	for i, v := range arr {

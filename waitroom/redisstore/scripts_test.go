@@ -49,18 +49,20 @@ func TestDecision_ReadsEveryState(t *testing.T) {
 	t.Parallel()
 	until := time.UnixMicro(1_795_000_000_123_456)
 	tests := []struct {
-		reply [9]int64
+		reply [decideReply]int64
 		want  waitroom.Decision
 		err   string
 	}{
-		{[9]int64{0, 0, 0, 0, 0, 0, 0, 0, 0}, waitroom.Decision{}, ""},
-		{[9]int64{1, 42, 3, 9, 0, flagJoined + flagPlaced, 0, 0, 2}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 42, Position: 3, Line: 9, Joined: true, Placed: true, Recent: 2}, ""},
-		{[9]int64{1, 43, 10, 10, 0, flagJoined, 0, 0, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 43, Position: 10, Line: 10, Joined: true}, ""},
-		{[9]int64{2, 0, 0, 0, until.UnixMicro(), flagPlaced + flagRenewed, 0, 0, 0}, waitroom.Decision{State: waitroom.StateAdmitted, Until: until, Renewed: true, Placed: true}, ""},
-		{[9]int64{0, 0, 0, 0, 0, 0, refusedQuota, 1_500_000, 31}, waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: 1500 * time.Millisecond, Recent: 31}, ""},
-		{[9]int64{1, 5, 1, 3, 0, flagJoined + flagPlaced + flagBackInLine + flagGrace, 0, 0, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 5, Position: 1, Line: 3, Joined: true, Placed: true, Restored: waitroom.RestoreWaiting, GraceStarted: true}, ""},
-		{[9]int64{7}, waitroom.Decision{}, "decide.lua: reply[1]: want a state 0, 1 or 2, got 7"},
-		{[9]int64{0, 0, 0, 0, 0, 0, 9}, waitroom.Decision{}, "decide.lua: reply[7]: want a refusal from 0 to 5, got 9"},
+		{[decideReply]int64{0, 0, 0, 0, 0, 0, 0, 0, 0}, waitroom.Decision{}, ""},
+		{[decideReply]int64{1, 42, 3, 9, 0, flagJoined + flagPlaced, 0, 0, 2}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 42, Position: 3, Line: 9, Joined: true, Placed: true, Recent: 2}, ""},
+		{[decideReply]int64{1, 43, 10, 10, 0, flagJoined, 0, 0, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 43, Position: 10, Line: 10, Joined: true}, ""},
+		{[decideReply]int64{1, 44, 120, 500, 0, flagPlaced, 0, 0, 0, 1_795_000_000_000_000, 300, 12, 4}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 44, Position: 120, Line: 500, Placed: true,
+			Progress: waitroom.Progress{Epoch: 1_795_000_000_000_000, Admitted: 300, Departed: 12, Pending: 4}}, ""},
+		{[decideReply]int64{2, 0, 0, 0, until.UnixMicro(), flagPlaced + flagRenewed, 0, 0, 0}, waitroom.Decision{State: waitroom.StateAdmitted, Until: until, Renewed: true, Placed: true}, ""},
+		{[decideReply]int64{0, 0, 0, 0, 0, 0, refusedQuota, 1_500_000, 31}, waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: 1500 * time.Millisecond, Recent: 31}, ""},
+		{[decideReply]int64{1, 5, 1, 3, 0, flagJoined + flagPlaced + flagBackInLine + flagGrace, 0, 0, 0}, waitroom.Decision{State: waitroom.StateWaiting, Ticket: 5, Position: 1, Line: 3, Joined: true, Placed: true, Restored: waitroom.RestoreWaiting, GraceStarted: true}, ""},
+		{[decideReply]int64{7}, waitroom.Decision{}, "decide.lua: reply[1]: want a state 0, 1 or 2, got 7"},
+		{[decideReply]int64{0, 0, 0, 0, 0, 0, 9}, waitroom.Decision{}, "decide.lua: reply[7]: want a refusal from 0 to 5, got 9"},
 	}
 	for _, tc := range tests {
 		d, err := decision(tc.reply)

@@ -61,7 +61,7 @@ func Open(cfg Config, opts ...Option) (*Store, error) {
 // Decide implements waitroom.Store in one round trip (decide.lua). Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
-	var r [9]int64
+	var r [decideReply]int64
 	if err := s.runKeys(ctx, decideScript, s.decideKeys(room, lim, v, join), s.decideArgs(lim, v, join), r[:]); err != nil {
 		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, err)
 	}
@@ -136,7 +136,11 @@ var refusals = [...]waitroom.Refusal{"", waitroom.RefusedQuota, waitroom.Refused
 	waitroom.RefusedShared, waitroom.RefusedSessionMax}
 
 // decision reads decide.lua's reply.
-func decision(r [9]int64) (waitroom.Decision, error) {
+// decideReply is the longest reply of decide.lua; shorter ones (all but
+// a placed ticket waiting) leave the rest 0.
+const decideReply = 13
+
+func decision(r [decideReply]int64) (waitroom.Decision, error) {
 	if r[6] < 0 || r[6] >= int64(len(refusals)) {
 		return waitroom.Decision{}, fmt.Errorf("%s: reply[7]: want a refusal from 0 to %d, got %d", decideScript.name, len(refusals)-1, r[6])
 	}
@@ -155,6 +159,7 @@ func decision(r [9]int64) (waitroom.Decision, error) {
 		d.Joined, d.Placed = false, false
 	case replyWaiting:
 		d.State, d.Position, d.Line = waitroom.StateWaiting, r[2], r[3]
+		d.Progress = waitroom.Progress{Epoch: r[9], Admitted: r[10], Departed: r[11], Pending: r[12]}
 	case replyAdmitted:
 		d.State, d.Until = waitroom.StateAdmitted, time.UnixMicro(r[4])
 	default:
@@ -214,6 +219,28 @@ func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Ad
 	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, r[3] == 1, nil
 }
 
+// Touch implements waitroom.Store with one script for the whole batch
+// (touch.lua), sent in slices of touchBatch so no call holds Redis long.
+// Errors: waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	for len(vs) > 0 {
+		n := min(len(vs), touchBatch)
+		args := make([]any, 0, 2*n)
+		for _, v := range vs[:n] {
+			args = append(args, v.ID, v.Ticket)
+		}
+		var r [1]int64
+		if err := s.run(ctx, touchScript, room, args, r[:]); err != nil {
+			return fmt.Errorf("touching %d visitors in room %q: %w", n, room, err)
+		}
+		vs = vs[n:]
+	}
+	return nil
+}
+
+// touchBatch bounds one touch.lua call: about a millisecond of Redis.
+const touchBatch = 2000
+
 // Release implements waitroom.Store (release.lua). Errors:
 // waitroom.ErrNotFound, waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's
 // error.
@@ -232,14 +259,14 @@ func (s *Store) Release(ctx context.Context, room, visitor string) error {
 // are one snapshot and balance. A room never used reads as empty. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	var r [12]int64
+	var r [14]int64
 	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
 		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
 	}
 	return waitroom.Stats{
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
-		Issued: r[9], Limited: r[10], Full: r[11],
+		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13],
 	}, nil
 }
 

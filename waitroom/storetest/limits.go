@@ -43,8 +43,8 @@ func testCapacity(t *testing.T, e *env) {
 	}
 	st := e.stats()
 	want := waitroom.Stats{Joined: visitors, AdmittedTotal: visitors, Released: visitors, AdmittedLastMinute: visitors,
-		MeasuredOver: st.MeasuredOver, Issued: visitors}
-	if st != want || st.MeasuredOver <= 0 || st.MeasuredOver > time.Minute {
+		MeasuredOver: st.MeasuredOver, Issued: visitors, Epoch: st.Epoch}
+	if st != want || st.MeasuredOver <= 0 || st.MeasuredOver > time.Minute || st.Epoch == 0 {
 		t.Errorf("after every visitor left: got %+v, want %+v", st, want)
 	}
 }

@@ -21,9 +21,9 @@ func testUnknownWithoutJoin(t *testing.T, e *env) {
 			t.Errorf("unknown visitor %+v without join: got %+v, want the zero Decision", v, d)
 		}
 	}
-	// MeasuredOver is the room's age, which a store may count from the
-	// first lookup; every count must be zero.
-	if st := e.stats(); st.MeasuredOver > time.Minute || (st != waitroom.Stats{MeasuredOver: st.MeasuredOver}) {
+	// MeasuredOver is the room's age and Epoch its incarnation, which a
+	// store may start at the first lookup; every count must be zero.
+	if st := e.stats(); st.MeasuredOver > time.Minute || (st != waitroom.Stats{MeasuredOver: st.MeasuredOver, Epoch: st.Epoch}) {
 		t.Errorf("stats %+v after lookups only, want all zero", st)
 	}
 	e.wait(lim)

@@ -76,10 +76,17 @@
     h.textContent = t('title');
     document.body.appendChild(box);
     btn.focus();
+    var low = 0, lowTicket = 0;
     this.show = function (a) {
       if (a.state === 'hold') { pos.textContent = t('hold'); info.textContent = ''; return; }
       if (a.state === 'paused') { info.textContent = t('paused'); }
-      if (a.position > 0) pos.textContent = t('position', a.position);
+      // Never a larger place for the same ticket: instances answer from
+      // views up to a tick apart.
+      if (a.position > 0 && !(a.ticket && a.ticket === lowTicket && a.position > low)) {
+        low = a.position;
+        lowTicket = a.ticket;
+      }
+      if (a.position > 0) pos.textContent = t('position', a.ticket === lowTicket ? low : a.position);
       if (a.state === 'waiting') {
         info.textContent = typeof a.eta_seconds === 'number' ? t('eta', Math.max(1, Math.ceil(a.eta_seconds / 60))) : t('calculating');
       }

@@ -58,7 +58,23 @@
     el.textContent = d.toLocaleTimeString(cfg.lang);
   }
 
+  // A position shown never grows for one ticket: instances answer polls
+  // from views up to a tick apart, so one may say a few places more than
+  // the last.
+  var lowest = cfg.position > 0 ? cfg.position : 0, lowestTicket = cfg.ticket || 0;
+  function steady(d) {
+    if (!(d.position > 0)) return;
+    if (d.ticket && d.ticket === lowestTicket && lowest > 0 && d.position > lowest) {
+      d.behind = (d.behind || 0) + d.position - lowest;
+      d.position = lowest;
+      d.ahead = Math.max(0, lowest - 1);
+    }
+    lowest = d.position;
+    lowestTicket = d.ticket || lowestTicket;
+  }
+
   function show(d) {
+    steady(d);
     var state = T[d.state + '_heading'] ? d.state : 'waiting';
     $('wr-main').setAttribute('data-state', state);
     set('wr-heading', T[state + '_heading']);

@@ -8,7 +8,9 @@
 -- challenge's spent key, each K_META when there is none.
 -- Reply: {state (S_), ticket, position, line length, session end in
 -- microseconds, flags (F_, added up), refusal (R_), retry after in
--- microseconds, the network's recent tickets}.
+-- microseconds, the network's recent tickets}, and for a placed ticket
+-- waiting four more: the room's progress (waitroom.Progress: epoch,
+-- admitted, departed, pending ahead).
 --
 -- Every request of every visitor runs this, and Redis runs the whole chunk
 -- on each call, so what a spike is made of (a waiting visitor's poll, an
@@ -98,7 +100,7 @@ if t then
   -- string, which is what writing into an absent key gives. The position
   -- and the line count the pending tickets (see the placement window in
   -- common.lua) ahead and in all.
-  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq')
+  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq', 'seed')
   local base, floor, pbase, seq = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
   if base ~= nil and t >= base then
     local at = (t - base) * SEEN_BYTES
@@ -118,7 +120,11 @@ if t then
       ahead = (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
     end
   end
-  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1 + ahead, redis.call('ZCARD', K_QUEUE) + all, 0, F_PLACED, R_NONE, 0, 0}
+  -- The room's progress (waitroom.Progress), so the gate can answer the
+  -- next polls without asking.
+  local p = redis.call('HMGET', K_STATS, 'admitted', 'abandoned', 'left')
+  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1 + ahead, redis.call('ZCARD', K_QUEUE) + all, 0, F_PLACED, R_NONE, 0, 0,
+    tonumber(m[5]) or 0, tonumber(p[1]) or 0, (tonumber(p[2]) or 0) + (tonumber(p[3]) or 0), ahead}
 end
 
 --[[ common.lua ]] -- scripts.go (assemble) splices the helpers in here

@@ -23,6 +23,7 @@ local t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
 if t then
   drop(ID, t, base)
   bump('released', 1, ttl)
+  bump('left', 1, ttl)
   return {1}
 end
 return {0}

@@ -5,7 +5,7 @@
 -- prelude.lua's key names and clock, not common.lua's helpers. Reply:
 -- {waiting, active, admitted in the last minute, measured over
 -- (microseconds), joined, admitted, released, expired, abandoned, issued,
--- limited, full}.
+-- limited, full, left the line, the seed (the incarnation; 0 for none)}.
 
 local now = clock()
 local sec = math.floor(now / 1000000)
@@ -25,8 +25,8 @@ for i = 1, #counts, 2 do
   end
 end
 
-local totals = redis.call('HMGET', K_STATS, 'joined', 'admitted', 'released', 'expired', 'abandoned', 'issued', 'limited', 'full')
-for i = 1, 8 do
+local totals = redis.call('HMGET', K_STATS, 'joined', 'admitted', 'released', 'expired', 'abandoned', 'issued', 'limited', 'full', 'left')
+for i = 1, 9 do
   totals[i] = tonumber(totals[i]) or 0
 end
 local lapsed = redis.call('ZCOUNT', K_ACTIVE, '-inf', nowBound)
@@ -35,5 +35,5 @@ return {
   redis.call('ZCOUNT', K_ACTIVE, '(' .. nowBound, '+inf'),
   minute, measured,
   totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
-  totals[6], totals[7], totals[8],
+  totals[6], totals[7], totals[8], totals[9], seed or 0,
 }

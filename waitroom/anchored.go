@@ -1,0 +1,131 @@
+package waitroom
+
+import (
+	"sync"
+	"time"
+)
+
+// Anchored polls. In a spike nearly every request is a waiting visitor's
+// poll, and each used to cost a store round trip. Most need none: the
+// ticket carries the store's last answer (Ticket.Anchor), every tick
+// refreshes the room's Progress on every instance, and in a room that
+// admits from the head of its line the position then follows (see
+// Progress): at most the anchored one less the admissions since, and
+// lower by no more than the departures since plus the pending it counted.
+// A poll is answered from that when the bound is tight (anchorSlack), the
+// visitor is far from the front (exactFront), the anchor is recent
+// (no older than a seal may get, Gate.resealAfter, so the seal the next
+// anchor renews keeps the ticket's right to its place after a data loss)
+// and the tick's view is fresh; anything else asks the store,
+// which anchors the ticket again. The poll's mark, which keeps its place
+// from being abandoned, goes to the store with the tick's others in one
+// Store.Touch before the tick's Admit.
+
+const (
+	// exactFront is where positions are always the store's own: the
+	// first places are exact, and a visitor about to go in learns it at
+	// the next poll.
+	exactFront = 100
+	// maxTouches bounds a room's marks waiting for the next tick on one
+	// instance; past it polls ask the store as before.
+	maxTouches = 100_000
+)
+
+// anchorSlack is how far above the true position a shown one may be:
+// 1%, or 10 places near the front.
+func anchorSlack(position int64) int64 { return max(10, position/100) }
+
+// progressView is a tick's Stats as polls read them, and when it was read
+// on this instance.
+type progressView struct {
+	progress Progress
+	waiting  int64
+	at       time.Time
+}
+
+// anchorable reports whether a room admits from the head of its line now,
+// the only case Progress describes.
+func anchorable(lr *liveRoom, lim Limits, ph Phase) bool {
+	eff := lr.eff.Load()
+	return ph == PhaseOpen && eff.Mode == ModeFIFO && !lim.Random && !lim.Prequeue
+}
+
+// fromAnchor answers a placed ticket's poll from its anchor and the room's
+// view when both allow (see above); ok false means ask the store.
+func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, bool) {
+	tk := p.Ticket
+	a := tk.Anchor
+	if !p.Valid || tk.Pending || tk.Until != 0 || a.Position <= 0 || !anchorable(lr, lim, ph) {
+		return Decision{}, false
+	}
+	view := lr.view.Load()
+	tick := lr.room().Tick
+	if view == nil || now.Sub(view.at) > 2*tick+time.Second || view.progress.Epoch != a.Progress.Epoch {
+		return Decision{}, false
+	}
+	if age := now.Unix() - a.At; age < 0 || age >= every {
+		return Decision{}, false
+	}
+	admitted := view.progress.Admitted - a.Progress.Admitted
+	departed := view.progress.Departed - a.Progress.Departed
+	if admitted < 0 || departed < 0 {
+		return Decision{}, false // a view older than the anchor
+	}
+	pos := a.Position - admitted
+	if pos <= exactFront || departed+a.Progress.Pending > anchorSlack(pos) {
+		return Decision{}, false
+	}
+	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true}, true
+}
+
+// anchorOf is the anchor a ticket gets from the store's answer d: one the
+// next polls can be answered from, or none.
+func anchorOf(lr *liveRoom, d Decision, now time.Time) Anchor {
+	if lr == nil || d.State != StateWaiting || !d.Placed || d.Progress.Epoch == 0 || d.Position <= exactFront {
+		return Anchor{}
+	}
+	lim, ph, _ := lr.admission(now)
+	if !anchorable(lr, lim, ph) {
+		return Anchor{}
+	}
+	return Anchor{Position: d.Position, At: now.Unix(), Progress: d.Progress}
+}
+
+// touches are the marks of the polls a room answered from anchors since
+// its last tick on this instance.
+type touches struct {
+	mu sync.Mutex
+	vs []Visitor
+}
+
+// add queues v's mark; false when the batch is full.
+func (t *touches) add(v Visitor) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.vs) >= maxTouches {
+		return false
+	}
+	t.vs = append(t.vs, Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true})
+	return true
+}
+
+// take empties the batch.
+func (t *touches) take() []Visitor {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	vs := t.vs
+	t.vs = nil
+	return vs
+}
+
+// putBack returns marks a failed Touch did not deliver, as far as the
+// batch has room: the next tick sends them.
+func (t *touches) putBack(vs []Visitor) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	room := maxTouches - len(t.vs)
+	if room <= 0 {
+		return
+	}
+	t.vs = append(t.vs, vs[:min(len(vs), room)]...)
+}
