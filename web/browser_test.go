@@ -61,6 +61,7 @@ func runBrowser(t *testing.T, chromium string, admit int64) string {
 		v.Title, v.Refresh, v.Position = "", time.Second, 1000
 		p.Waiting(w, r, v)
 	})
+	mux.HandleFunc("GET "+StaticPrefix, p.Static)
 	mux.HandleFunc("GET /.waitroom/status", func(w http.ResponseWriter, r *http.Request) {
 		n := polls.Add(1)
 		v := sample()

@@ -25,7 +25,9 @@ const maxTemplate = 1 << 20
 // updating itself, .CSS, .JS and .Data: put <style>{{.CSS}}</style> and
 // <script type="application/json" id="wr-data">{{.Data}}</script><script>{{.JS}}</script>
 // in it, with the element ids of templates/waiting.html. The page's
-// Content-Security-Policy allows only those inline blocks.
+// Content-Security-Policy allows only those inline blocks, and the same
+// files served under StaticPrefix (.Style.URL, .Script.URL, as the
+// built-in page loads them).
 func loadTemplate(path string) (*template.Template, [sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
 	info, err := os.Stat(path)

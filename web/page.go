@@ -168,6 +168,9 @@ type waitingView struct {
 	CSS                        template.CSS
 	JS                         template.JS
 	Solver                     template.JS // challenge.js, on a challenge answer only
+	// Style, Script and SolverFile are the same three as files (Static),
+	// which the built-in page loads; SolverFile only on a challenge answer.
+	Style, Script, SolverFile assetRef
 	Data                       template.JS // clientData as JSON, safe inside <script>
 	Message                    string
 	Params                     map[string]string // a templated room's path parameters
@@ -251,6 +254,7 @@ func (p *Pages) view(lang string, v View) waitingView {
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
 		T:           messages[lang],
 		CSS:         p.css, JS: p.js,
+		Style:       p.style.ref(), Script: p.script.ref(),
 		Message: v.Message, Params: v.Params,
 	}
 	if state == string(waitroom.AnswerClosed) {
@@ -262,7 +266,7 @@ func (p *Pages) view(lang string, v View) waitingView {
 		}
 	}
 	if v.Challenge != nil && state == string(waitroom.AnswerChallenge) {
-		vw.Solver = p.solver
+		vw.Solver, vw.SolverFile = p.solver, p.solverFile.ref()
 	}
 	if vw.ShowLine {
 		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title

@@ -32,6 +32,11 @@ type Pages struct {
 	// client is /.waitroom/client.js for sites' own pages.
 	client clientScript
 
+	// assets are the waiting page's stylesheet and scripts as files (see
+	// Static), by URL path; style, script and solverFile are those three.
+	assets                    map[string]*asset
+	style, script, solverFile *asset
+
 	// One policy per kind of answer, so error pages allow no script at all.
 	cspWaiting, cspError string
 
@@ -64,9 +69,14 @@ func New() (*Pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing templates: %w", err)
 	}
-	// Inline rather than served as files: the page then needs no route of its
-	// own in front of the site, and a waiting visitor makes one request, not
-	// three. The hashes pin the exact bytes, so nothing else may run.
+	// The built-in page loads its style and scripts as files under
+	// StaticPrefix, named by hash, with integrity attributes: a browser
+	// fetches them once, and every poll or reload after that is a couple of
+	// kilobytes. 'self' lets those files run; the hashes let a room's own
+	// template inline the same bytes ({{.CSS}}, {{.JS}}), and nothing else.
+	style, script, solverFile := newAsset("waitroom", "css", "text/css; charset=utf-8", css),
+		newAsset("waiting", "js", "text/javascript; charset=utf-8", js),
+		newAsset("challenge", "js", "text/javascript; charset=utf-8", solver)
 	styleSrc, scriptSrc := hashSource(css), hashSource(js)+" "+hashSource(solver)
 	return &Pages{
 		tmpl:   tmpl,
@@ -74,7 +84,9 @@ func New() (*Pages, error) {
 		js:     template.JS(js),
 		solver: template.JS(solver),
 		client: client,
-		cspWaiting: "default-src 'none'; script-src " + scriptSrc + "; style-src " + styleSrc +
+		assets: map[string]*asset{style.url: style, script.url: script, solverFile.url: solverFile},
+		style:  style, script: script, solverFile: solverFile,
+		cspWaiting: "default-src 'none'; script-src 'self' " + scriptSrc + "; style-src 'self' " + styleSrc +
 			"; img-src data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'self'",
 		cspError: "default-src 'none'; style-src " + styleSrc +
 			"; img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'",

@@ -100,6 +100,10 @@ func (f *generation) endpoint(w http.ResponseWriter, r *http.Request, clean stri
 			f.auth(w, r) // Envoy's ext_authz appends the original path
 			return
 		}
+		if web.IsStatic(clean) {
+			f.pages.Static(w, r)
+			return
+		}
 		f.pages.Error(w, r, http.StatusNotFound)
 	}
 }

@@ -105,7 +105,7 @@ func (r *Room) Run(ctx context.Context) error { return r.rooms.Run(ctx) }
 // Handler puts the room in front of next: every request goes through the
 // gate (next sees the admitted ones, with Waitroom-Visitor and
 // Waitroom-Room set), and /.waitroom/ answers the waiting page's polls,
-// leave, enter and client.js.
+// leave, enter, client.js and the page's own style and scripts.
 func (r *Room) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		// Only the gate may say who a visitor is.
@@ -121,6 +121,10 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 		case waitroom.Prefix + "client.js":
 			r.pages.Client(w, req)
 		default:
+			if web.IsStatic(req.URL.Path) {
+				r.pages.Static(w, req) // the waiting page's style and scripts
+				return
+			}
 			r.gate.Serve(w, req, r.name, next)
 		}
 	})
