@@ -111,7 +111,16 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v View) {
 		return
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), v.Locale)
-	p.render(w, r, status, p.cspWaiting, v.custom, "waiting.html", p.view(lang, v))
+	vw := p.view(lang, v)
+	if v.custom == nil {
+		buf := getBuffer()
+		defer putBuffer(buf)
+		if p.fastWaiting(buf, &vw) {
+			send(w, r, status, p.cspWaiting, "text/html; charset=utf-8", buf)
+			return
+		}
+	}
+	p.render(w, r, status, p.cspWaiting, v.custom, "waiting.html", vw)
 }
 
 // JSON sends v as the status endpoint's answer.
@@ -171,9 +180,9 @@ type waitingView struct {
 	// Style, Script and SolverFile are the same three as files (Static),
 	// which the built-in page loads; SolverFile only on a challenge answer.
 	Style, Script, SolverFile assetRef
-	Data                       template.JS // clientData as JSON, safe inside <script>
-	Message                    string
-	Params                     map[string]string // a templated room's path parameters
+	Data                      template.JS // clientData as JSON, safe inside <script>
+	Message                   string
+	Params                    map[string]string // a templated room's path parameters
 }
 
 // clientData seeds waiting.js. It carries no token: the cookie already
@@ -254,7 +263,7 @@ func (p *Pages) view(lang string, v View) waitingView {
 		MetaRefresh: strconv.FormatInt(refreshSeconds(v.Refresh), 10),
 		T:           messages[lang],
 		CSS:         p.css, JS: p.js,
-		Style:       p.style.ref(), Script: p.script.ref(),
+		Style: p.style.ref(), Script: p.script.ref(),
 		Message: v.Message, Params: v.Params,
 	}
 	if state == string(waitroom.AnswerClosed) {

@@ -37,6 +37,10 @@ type Pages struct {
 	assets                    map[string]*asset
 	style, script, solverFile *asset
 
+	// plans render the built-in waiting page without walking its template
+	// on every request (fastpage.go).
+	plans plans
+
 	// One policy per kind of answer, so error pages allow no script at all.
 	cspWaiting, cspError string
 
