@@ -21,6 +21,7 @@ type Store struct {
 	owned  bool // Close closes the client
 	closed atomic.Bool
 	cache  cache
+	pipe   pipeliner // Decide's pipelines (batch.go)
 }
 
 var _ waitroom.Store = (*Store)(nil)
@@ -62,7 +63,7 @@ func Open(cfg Config, opts ...Option) (*Store, error) {
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
 	var r [decideReply]int64
-	if err := s.runKeys(ctx, decideScript, s.decideKeys(room, lim, v, join), s.decideArgs(lim, v, join), r[:]); err != nil {
+	if err := s.runDecide(ctx, s.decideKeys(room, lim, v, join), s.decideArgs(lim, v, join), r[:]); err != nil {
 		return waitroom.Decision{}, fmt.Errorf("deciding room %q: %w", room, err)
 	}
 	d, err := decision(r)
@@ -285,7 +286,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close makes later calls return waitroom.ErrClosed, and closes the client
 // if the store owns it (Open). Closing twice is harmless.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) || !s.owned {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.closePipe()
+	if !s.owned {
 		return nil
 	}
 	return s.client.Close()
