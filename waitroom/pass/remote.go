@@ -100,7 +100,13 @@ func (r *RemoteJWKS) Key(ctx context.Context, kid string) (ed25519.PublicKey, er
 		go r.fetch(done)
 	}
 	r.mu.Unlock()
-	if known || done == nil {
+	if known {
+		// A stale set answers with what it held when asked: the refresh
+		// just started may finish first and drop the kid, and this caller
+		// must not depend on that race.
+		return k, nil
+	}
+	if done == nil {
 		return r.lookup(kid)
 	}
 	return r.await(ctx, done, kid)
