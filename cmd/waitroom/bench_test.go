@@ -345,6 +345,26 @@ func benchPaths(b *testing.B, rate int) {
 		b.Run("pollhtml/"+store, func(b *testing.B) { benchPoll(b, store, rate, true) })
 		b.Run("join/"+store, func(b *testing.B) { benchJoin(b, store, rate) })
 	}
+	b.Run("admitted20k/redis", func(b *testing.B) { benchAdmittedMany(b, rate) })
+}
+
+// benchAdmittedMany: 20,000 visitors inside take turns, so a request
+// seldom finds its session in the instance's cache and asks Redis.
+func benchAdmittedMany(b *testing.B, rate int) {
+	up := benchUpstream(b)
+	bare := bareProxy(b, up.URL)
+	gw, rc := benchGateway(b, "redis", up.URL, benchRoom(100000))
+	c := benchClient()
+	cookies := ticketCookies(b, c, gw, "/events/1", 20000, false)
+	run := func(b *testing.B, base string) {
+		load(b, c, rate, func(i int) *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, base+"/events/1", nil)
+			r.Header.Set("Cookie", cookies[i%len(cookies)])
+			return r
+		}, wantStatus(200, ""))
+	}
+	b.Run("bare", func(b *testing.B) { run(b, bare) })
+	b.Run("gateway", func(b *testing.B) { rc.measure(b, func() { run(b, gw) }) })
 }
 
 // benchAdmitted: visitors inside ask the site for a page.
