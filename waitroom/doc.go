@@ -29,9 +29,9 @@
 // # The store contract
 //
 // store.go holds the whole of it: the Store interface (Decide on every
-// request; Admit on every tick; AdmitN, Shuffle, Release and the override
-// for operators; Stats and Ping), the values it takes and returns, and the
-// sentinel errors. Every method is atomic, so any number of gateways that
+// request the gate cannot answer alone; Touch and Admit on every tick;
+// AdmitN, Shuffle, Release and the override for operators; Stats and
+// Ping), the values it takes and returns, and the sentinel errors. Every method is atomic, so any number of gateways that
 // share a store keep one line. memstore keeps it in process; redisstore in
 // Redis, one Lua script per change; storetest holds both to it.
 //
@@ -49,16 +49,23 @@
 //	waitroom/gate.go           Gate.Serve: identify, decide, then next or an answer
 //	waitroom/preflight.go      a CORS preflight: to the site, bounded per network
 //	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
+//	waitroom/template.go       Gate.ServeFilled: a room filled in from a route's parameter
 //	waitroom/visit.go          visit: the store's decision, a fresh ticket when it changed,
 //	                           the answer's words (position, wait, when to ask again)
+//	waitroom/anchored.go       fromAnchor: a poll far back in line answered from its ticket's
+//	                           anchor and the tick's view, its mark sent with the tick (Touch)
 //	waitroom/store.go          Store.Decide: one atomic call
 //	web/responder.go           the answer as the waiting page, JSON or a refusal
+//	web/fastpage.go            the built-in page from a plan: chunks and escaped values
 //	waitroom/socket.go         an admitted WebSocket: counted, held, closed with its session
 //	proxy/upstream.go          Upstream: the admitted request to the site, release by
 //	                           Waitroom-Command
 //
-// Beside the request path: waitroom/endpoints.go (/.waitroom/status and
-// /leave), waitroom/rooms.go (Rooms: each room's live state, which outlives
+// Beside the request path: waitroom/endpoints.go (/.waitroom/status,
+// /leave and /enter), cmd/waitroom/auth.go (/.waitroom/auth, the decision
+// without the proxy, for nginx, Traefik and Envoy), web/assets.go
+// (/.waitroom/static/, the page's style and scripts by hash), web/client.go
+// (/.waitroom/client.js for SPAs), waitroom/rooms.go (Rooms: each room's live state, which outlives
 // reloads; the operators' actions are in operate.go), waitroom/admitter.go
 // (Rooms.Run: a ticker per room), waitroom/live.go (a room's limits in
 // effect, stats and history), cmd/waitroom/build.go (a configuration built
