@@ -44,6 +44,7 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzClientAddr$$' -fuzztime=$(FUZZTIME) ./proxy/
+	$(GO) test -run='^$$' -fuzz='^FuzzFastPage$$' -fuzztime=$(FUZZTIME) ./web/
 	$(GO) test -run='^$$' -fuzz='^FuzzHeaderKind$$' -fuzztime=$(FUZZTIME) ./proxy/
 	$(GO) test -run='^$$' -fuzz='^FuzzTemplateMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
 

@@ -109,3 +109,32 @@ func firstDiff(a, b string) int {
 }
 
 func around(s string, i int) string { return s[max(0, i-60):min(len(s), i+60)] }
+
+// FuzzFastPage: whatever the values, the page from a plan is the
+// template's, byte for byte.
+func FuzzFastPage(f *testing.F) {
+	for _, s := range nasty {
+		f.Add(s, s, s, "/events/1?x="+s, "en")
+	}
+	p, err := New()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, title, message, closed, returnTo, lang string) {
+		v := sample()
+		v.Title, v.Message, v.ClosedHeading, v.ReturnTo = title, message, closed, returnTo
+		v.LeaveURL = "/.waitroom/leave?room=concert&return_to=" + returnTo
+		for _, state := range []waitroom.AnswerState{waitroom.AnswerWaiting, waitroom.AnswerAdmitted, waitroom.AnswerClosed} {
+			v.State = state
+			vw := p.view(map[bool]string{true: "ko", false: "en"}[lang == "ko"], v)
+			var want, got bytes.Buffer
+			if err := p.tmpl.ExecuteTemplate(&want, "waiting.html", vw); err != nil {
+				t.Fatal(err)
+			}
+			if p.fastWaiting(&got, &vw) && got.String() != want.String() {
+				i := firstDiff(got.String(), want.String())
+				t.Fatalf("%s: fast page differs at byte %d:\n got %q\nwant %q", state, i, around(got.String(), i), around(want.String(), i))
+			}
+		}
+	})
+}
