@@ -44,10 +44,13 @@ type progressView struct {
 }
 
 // anchorable reports whether a room admits from the head of its line now,
-// the only case Progress describes.
+// the only case Progress describes. A room with a pre-queue is never:
+// its opening's shuffle gives the pre-queue's tickets new numbers, which
+// an anchor (and a mark sent by number) would not know.
 func anchorable(lr *liveRoom, lim Limits, ph Phase) bool {
 	eff := lr.eff.Load()
-	return ph == PhaseOpen && eff.Mode == ModeFIFO && !lim.Random && !lim.Prequeue
+	return ph == PhaseOpen && eff.Mode == ModeFIFO && !lim.Random && !lim.Prequeue &&
+		lr.room().Schedule.PrequeueFrom.IsZero()
 }
 
 // fromAnchor answers a placed ticket's poll from its anchor and the room's
