@@ -72,6 +72,9 @@ func (s *Store) runDecide(ctx context.Context, keys []string, args []any, dst []
 	case <-c.done:
 	case <-ctx.Done():
 		return ctx.Err() // the script may still run, as with a call cut off mid-flight
+	case <-p.stop:
+		// Closed while queued: no worker may be left to take it.
+		return waitroom.ErrClosed
 	}
 	if c.err != nil {
 		return fmt.Errorf("running %s: %w", decideScript.name, s.failure(ctx, c.err))
