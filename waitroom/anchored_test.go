@@ -35,7 +35,9 @@ func TestFromAnchor(t *testing.T) {
 		{"admitted ticket", nil, func(tk *Ticket) { tk.Until = now.Unix() + 60 }, nil, 0},
 		{"random room", func(r *Room) { r.Mode = ModeRandom }, nil, nil, 0},
 		{"paused room", func(r *Room) { r.Mode = ModePaused }, nil, nil, 0},
-		{"an open room that had a pre-queue", func(r *Room) { r.Schedule.PrequeueFrom, r.Schedule.OpensAt = now.Add(-2*time.Hour), now.Add(-time.Hour) }, nil, nil, 0},
+		{"an open room that had a pre-queue", func(r *Room) {
+			r.Schedule.PrequeueFrom, r.Schedule.OpensAt = now.Add(-2*time.Hour), now.Add(-time.Hour)
+		}, nil, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
