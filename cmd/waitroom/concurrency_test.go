@@ -14,11 +14,14 @@ import (
 // 200 visitors, each with its own cookie jar, queue for a room of 10. They
 // all keep polling; each, once in, makes one request and finishes (the site
 // releases the slot). Everyone must get in exactly once, and nobody while
-// someone with an earlier ticket still waits.
+// someone with an earlier ticket still waits. A ticket takes its place
+// when it comes back, and a later one that came back first may rightly go
+// in before it: so the room opens (max_active 10 by override) only once
+// every ticket has come back once.
 func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 	const n = 200
 	up, srv := newUpstream(t)
-	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 10\n    tick: 50ms\n    page: { refresh: 1s }"))
+	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    page: { refresh: 1s }"))
 	codec := testTickets(t)
 	room := app.current().cfg.Rooms["concert"]
 	lim := mustRoom(t, room).Limits
@@ -45,6 +48,19 @@ func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+	for i := range n { // every ticket comes back once and takes its place
+		wg.Go(func() {
+			if st := visitors[i].getJSON("/.waitroom/status?room=concert").state(); st != "waiting" {
+				t.Errorf("visitor %d back with its ticket: %s, want waiting", i, st)
+			}
+		})
+	}
+	wg.Wait()
+	ctx := context.Background()
+	ten := 10
+	if err := app.store.SetOverride(ctx, "concert", waitroom.Override{MaxActive: &ten}); err != nil {
+		t.Fatal(err)
+	}
 	order := make([]int, n) // visitor indexes by ticket number
 	for i := range order {
 		order[i] = i
@@ -55,7 +71,6 @@ func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 		rank[i] = r
 	}
 
-	ctx := context.Background()
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Add(1)
@@ -92,8 +107,8 @@ func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	// The first ten went straight in on joining; everyone ends exactly one
-	// session, and nobody reached the site but the 200.
+	// Everyone ends exactly one session, and nobody reached the site but
+	// the 200.
 	if len(up.visitors) != n || len(up.done) != n {
 		t.Fatalf("%d distinct visitors reached the site and %d finished, want %d", len(up.visitors), len(up.done), n)
 	}
