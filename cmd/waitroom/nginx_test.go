@@ -124,7 +124,10 @@ func TestNginx_AuthRequestFIFO(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "pass.pem")
 	writeEd25519(t, key)
-	cfg := gwConfig(site.URL, fmt.Sprintf("    max_active: %d\n    tick: 50ms\n    page: { refresh: 1s }", maxActive)) +
+	// The room opens (max_active by override) once every ticket came back
+	// once: a ticket takes its place when it comes back, and one that came
+	// back first may rightly go in before an earlier one returns.
+	cfg := gwConfig(site.URL, "    max_active: 0\n    tick: 50ms\n    page: { refresh: 1s }") +
 		fmt.Sprintf("server: { trusted_proxies: [127.0.0.1/32] }\npass: { key_files: [%q] }\n", key)
 	app, gateway := startGateway(t, cfg)
 	admin = newAdmin(t, app)
@@ -151,6 +154,18 @@ func TestNginx_AuthRequestFIFO(t *testing.T) {
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
+	}
+	for i := range n {
+		wg.Go(func() {
+			if r := visitors[i].get("/events/in"); r.body == "site:/events/in" {
+				t.Errorf("visitor %d let in by a closed room", i)
+			}
+		})
+	}
+	wg.Wait()
+	open := maxActive
+	if err := app.store.SetOverride(context.Background(), "concert", waitroom.Override{MaxActive: &open}); err != nil {
+		t.Fatal(err)
 	}
 	order := make([]int, n)
 	for i := range order {
