@@ -36,17 +36,17 @@ test-redis: ## only the tests that need Redis
 	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./waitroom/redisstore/... ./cmd/...
 
 fuzz: ## run each fuzz test for FUZZTIME (default 5s)
-	$(GO) test -run='^$$' -fuzz='^FuzzTicketDecode$$' -fuzztime=$(FUZZTIME) ./waitroom/
-	$(GO) test -run='^$$' -fuzz='^FuzzTicketDeserialize$$' -fuzztime=$(FUZZTIME) ./waitroom/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseRate$$' -fuzztime=$(FUZZTIME) ./waitroom/
-	$(GO) test -run='^$$' -fuzz='^FuzzCheck$$' -fuzztime=$(FUZZTIME) ./waitroom/challenge/
-	$(GO) test -run='^$$' -fuzz='^FuzzVerify$$' -fuzztime=$(FUZZTIME) ./waitroom/pass/
-	$(GO) test -run='^$$' -fuzz='^FuzzRouteMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
-	$(GO) test -run='^$$' -fuzz='^FuzzCleanPath$$' -fuzztime=$(FUZZTIME) ./proxy/
-	$(GO) test -run='^$$' -fuzz='^FuzzClientAddr$$' -fuzztime=$(FUZZTIME) ./proxy/
-	$(GO) test -run='^$$' -fuzz='^FuzzFastPage$$' -fuzztime=$(FUZZTIME) ./web/
-	$(GO) test -run='^$$' -fuzz='^FuzzHeaderKind$$' -fuzztime=$(FUZZTIME) ./proxy/
-	$(GO) test -run='^$$' -fuzz='^FuzzTemplateMatch$$' -fuzztime=$(FUZZTIME) ./proxy/
+	GO=$(GO) .ci/fuzz-one ./waitroom/ FuzzTicketDecode $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./waitroom/ FuzzTicketDeserialize $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./waitroom/ FuzzParseRate $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./waitroom/challenge/ FuzzCheck $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./waitroom/pass/ FuzzVerify $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzRouteMatch $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzCleanPath $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzClientAddr $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./web/ FuzzFastPage $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzHeaderKind $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzTemplateMatch $(FUZZTIME)
 
 # Each run of BenchmarkPath (saturation) and BenchmarkLatency (a steady
 # rate) puts bare proxy and gateway side by side, so the runs alternate;
