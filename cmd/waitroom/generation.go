@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,6 +13,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/waitroom/pass"
+	"github.com/waitroom/waitroom/waitroom/pattern"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -116,46 +115,11 @@ func (g *generation) close() {
 // their templates fill, so a site cookie that happens to start with
 // "waitroom_" still reaches the site.
 func (g *generation) ownCookie() func(string) bool {
-	names := make(map[string]bool, len(g.cfg.Rooms))
-	var filled []*regexp.Regexp
+	names := make([]string, 0, len(g.cfg.Rooms))
 	for room := range g.cfg.Rooms {
-		if waitroom.IsTemplate(room) {
-			filled = append(filled, templatePattern(g.tickets.CookieName(room)))
-			continue
-		}
-		names[g.tickets.CookieName(room)] = true
+		names = append(names, g.tickets.CookieName(room))
 	}
-	return func(name string) bool {
-		if names[name] {
-			return true
-		}
-		for _, re := range filled {
-			if re.MatchString(name) {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-// templatePattern matches what a room template's name (or a name made from
-// it) becomes once filled: each {param} a value as the router takes them.
-func templatePattern(t string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for {
-		i := strings.IndexByte(t, '{')
-		j := strings.IndexByte(t, '}')
-		if i < 0 || j < i {
-			b.WriteString(regexp.QuoteMeta(t))
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(t[:i]))
-		fmt.Fprintf(&b, "[a-z0-9_-]{1,%d}", proxy.MaxParamLen)
-		t = t[j+1:]
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return pattern.NewSet(names...).Has
 }
 
 // command acts on what an upstream says in Waitroom-Command about the
