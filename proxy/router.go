@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/waitroom/waitroom/waitroom/conf"
+	"github.com/waitroom/waitroom/waitroom/pattern"
 
 	"cmp"
 	"fmt"
@@ -35,18 +36,21 @@ func (c RouteConfig) Validate() error {
 	if rule := checkHost(c.Host); rule != "" {
 		p.Add("host", "%s", rule)
 	}
-	pat, rule := parsePattern(c.Path)
-	if rule == "" {
+	pat, err := pattern.ParsePath(c.Path)
+	rule := ""
+	if err != nil {
+		rule = err.Error()
+	} else {
 		rule = checkPrefix(strings.NewReplacer("{", "", "}", "").Replace(c.Path))
 	}
 	if rule != "" {
 		p.Add("path", "%s", rule)
 	}
-	if params, ok := TemplateParams(c.Room); !ok {
+	if room, err := pattern.ParseTemplate(c.Room); err != nil {
 		p.Add("room", "a room template names its parameters as {id}, got %q", c.Room)
 	} else {
-		for _, name := range params {
-			if rule == "" && !contains(pat.names, name) {
+		for _, name := range room.Names() {
+			if rule == "" && !slices.Contains(pat.Names(), name) {
 				p.Add("room", "names {%s}, which the path %q does not have", name, c.Path)
 			}
 		}
@@ -134,14 +138,15 @@ type Route struct {
 	// the order the path names them; nil for a path without any.
 	Params []Param
 	// Refused is true when the path fits the route but a parameter's value
-	// is not one (see MaxParamLen): answer 404, never another route.
+	// is not one (see pattern.ValidValue): answer 404, never another route.
 	Refused bool
 
-	pat pattern
+	pat  pattern.Path
+	room pattern.Template
 }
 
 // Param is one path parameter as matched.
-type Param struct{ Name, Value string }
+type Param = pattern.Param
 
 // Router picks the route for a request. It is immutable once built and safe
 // for concurrent use; a reload builds a new one.
@@ -164,12 +169,13 @@ func NewRouter(routes []RouteConfig) (*Router, error) {
 func newRouter(routes []RouteConfig) *Router {
 	rt := &Router{routes: make([]Route, len(routes))}
 	for i, rc := range routes {
-		pat, _ := parsePattern(rc.Path) // checked by routeProblems
+		pat, _ := pattern.ParsePath(rc.Path)      // checked by routeProblems
+		room, _ := pattern.ParseTemplate(rc.Room) // and this too
 		rt.routes[i] = Route{
 			Index: i, Host: normalizeHost(rc.Host), Path: lowerASCII(rc.Path),
-			Upstream: rc.Upstream, Room: rc.Room, pat: pat,
+			Upstream: rc.Upstream, Room: rc.Room, pat: pat, room: room,
 		}
-		if IsTemplate(rc.Room) {
+		if pattern.IsTemplate(rc.Room) {
 			rt.routes[i].Template = rc.Room
 		}
 	}
@@ -180,7 +186,7 @@ func newRouter(routes []RouteConfig) *Router {
 			}
 			return 1
 		}
-		return cmp.Compare(b.pat.specificity(), a.pat.specificity())
+		return cmp.Compare(b.pat.Specificity(), a.pat.Specificity())
 	})
 	return rt
 }
@@ -198,27 +204,15 @@ func (rt *Router) Match(host, cleanPath string) (Route, bool) {
 		if r.Host != "" && !equalFoldLower(h, r.Host) {
 			continue
 		}
-		if r.pat.literal() {
+		if r.pat.Literal() {
 			if hasPathPrefix(cleanPath, r.Path) {
 				return *r, true
 			}
 			continue
 		}
-		values, ok, refused := r.pat.match(cleanPath)
-		if !ok {
-			continue
-		}
-		m := *r
-		if refused {
-			m.Room, m.Refused = "", true
+		if m, ok := r.matchParams(cleanPath); ok {
 			return m, true
 		}
-		m.Params = make([]Param, len(values))
-		for k, v := range values {
-			m.Params[k] = Param{Name: r.pat.names[k], Value: v}
-		}
-		m.Room = Fill(r.Room, r.pat.names, values)
-		return m, true
 	}
 	return Route{}, false
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
 // testRoutes is a small site: a ticket host with a room, an IPv6 admin host,
@@ -88,7 +90,7 @@ func TestRouter_MatchReturnsNormalizedRoute(t *testing.T) {
 	t.Parallel()
 	r, ok := testRouter(t).Match("tickets.example.com", "/events/1")
 	want := Route{Index: 4, Host: "tickets.example.com", Path: "/events/", Upstream: "tickets", Room: "tix"}
-	r.pat = pattern{}
+	r.pat, r.room = pattern.Path{}, pattern.Template{}
 	if !ok || !reflect.DeepEqual(r, want) {
 		t.Errorf("got %+v, want %+v", r, want)
 	}

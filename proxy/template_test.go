@@ -3,6 +3,8 @@ package proxy
 import (
 	"strings"
 	"testing"
+
+	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
 func templateRouter(t testing.TB) *Router {
@@ -47,7 +49,7 @@ func TestRouter_Templates(t *testing.T) {
 				tt.path, r.Room, r.Template, r.Refused, ok, tt.room, tt.template, tt.refused)
 		}
 	}
-	if r, _ := rt.Match("x", "/v/Hall/s/42/"); len(r.Params) != 2 || r.Params[0] != (Param{"venue", "hall"}) || r.Params[1] != (Param{"show", "42"}) {
+	if r, _ := rt.Match("x", "/v/Hall/s/42/"); len(r.Params) != 2 || r.Params[0] != (Param{Name: "venue", Value: "hall"}) || r.Params[1] != (Param{Name: "show", Value: "42"}) {
 		t.Errorf("params %+v", r.Params)
 	}
 }
@@ -79,16 +81,6 @@ func TestRouteConfig_TemplateProblems(t *testing.T) {
 	}
 }
 
-func TestFill(t *testing.T) {
-	t.Parallel()
-	if got := Fill("{venue}-{show}", []string{"show", "venue"}, []string{"42", "hall"}); got != "hall-42" {
-		t.Errorf("Fill = %q", got)
-	}
-	if got := Fill("plain", nil, nil); got != "plain" {
-		t.Errorf("Fill of a plain name = %q", got)
-	}
-}
-
 // FuzzTemplateMatch: whatever the path, a filled room holds only what a
 // room name may ([a-z0-9_-] and the template's own text), each value is
 // one segment of the path, and a refused match names no room.
@@ -114,7 +106,7 @@ func FuzzTemplateMatch(f *testing.F) {
 			return
 		}
 		for _, p := range r.Params {
-			if !validParam(p.Value) || p.Value != strings.ToLower(p.Value) || !strings.Contains(strings.ToLower(MatchPath(clean)), "/"+p.Value) {
+			if !pattern.ValidValue(p.Value) || p.Value != strings.ToLower(p.Value) || !strings.Contains(strings.ToLower(MatchPath(clean)), "/"+p.Value) {
 				t.Fatalf("%q: param %+v", clean, p)
 			}
 		}
