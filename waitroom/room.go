@@ -5,6 +5,7 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/waitroom/conf"
+	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
 // RoomConfig is one entry of the `rooms:` section, as written in YAML.
@@ -162,7 +163,7 @@ const (
 )
 
 // Param is a path parameter that filled a room template.
-type Param struct{ Name, Value string }
+type Param = pattern.Param
 
 // Build parses and checks the config into the room called name; the error
 // lists every problem, keys relative to the room.
@@ -209,7 +210,7 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		p.Add("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
 	c.buildGuards(&p, &r)
-	if IsTemplate(name) {
+	if pattern.IsTemplate(name) {
 		r.Template = name
 		if c.MaxRooms < 1 || c.MaxRooms > maxTemplateRooms {
 			p.Add("max_rooms", "must be from 1 to %d, got %d", maxTemplateRooms, c.MaxRooms)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
 // A room template is a room whose name holds a parameter, "event-{id}": a
@@ -19,9 +20,6 @@ import (
 // expire (Limits.Idle). Metrics carry the template's name, so their
 // series do not grow with the events.
 
-// IsTemplate reports a room name that holds a parameter.
-func IsTemplate(name string) bool { return strings.ContainsRune(name, '{') }
-
 // fill makes the room called name from template t and the values that
 // filled it: the template's settings, its page texts with {param}
 // replaced, and data that expires once idle.
@@ -29,18 +27,9 @@ func (t Room) fill(name string, params []Param) Room {
 	r := t
 	r.Name, r.Template, r.Source = name, t.Name, SourceTemplate
 	r.Params = append([]Param(nil), params...)
-	r.Title, r.Message = fillText(t.Title, params), fillText(t.Message, params)
+	r.Title, r.Message = pattern.FillText(t.Title, params), pattern.FillText(t.Message, params)
 	r.Limits.Idle = t.IdleAfter
 	return r
-}
-
-// fillText replaces each {name} of s by its value. Values are [a-z0-9_-]
-// (the router's rule), and pages escape every text anyway.
-func fillText(s string, params []Param) string {
-	for _, p := range params {
-		s = strings.ReplaceAll(s, "{"+p.Name+"}", p.Value)
-	}
-	return s
 }
 
 // label is the name metrics know the room by: its template's, if any.
@@ -120,66 +109,23 @@ func (rs *Rooms) Fill(ctx context.Context, template, name string, params []Param
 }
 
 // unfill finds the template that fills as name and the values it takes:
-// "event-123" is "event-{id}" with id 123. ok is false when no template in
-// service makes name.
+// "event-123" is "event-{id}" with id 123, as the router fills it. ok is
+// false when no template in service makes name.
 func (rs *Rooms) unfill(name string) (string, []Param, bool) {
 	t := rs.templates.Load()
 	if t == nil {
 		return "", nil, false
 	}
 	for tname := range *t {
-		if params, ok := matchTemplate(tname, name); ok {
+		pt, err := pattern.ParseTemplate(tname)
+		if err != nil {
+			continue // not a name the configuration lets through
+		}
+		if params, ok := pt.Match(name); ok {
 			return tname, params, true
 		}
 	}
 	return "", nil, false
-}
-
-// matchTemplate reads name as template filled: each {param} one value of
-// 1 to 64 bytes of [a-z0-9_-], the rest literally. Values are taken
-// shortest first, which is exact for templates whose parameters are
-// separated by a literal character that a value cannot hold, and the
-// usual case of one parameter.
-func matchTemplate(template, name string) ([]Param, bool) {
-	var params []Param
-	for {
-		i := strings.IndexByte(template, '{')
-		if i < 0 {
-			return params, template == name
-		}
-		j := strings.IndexByte(template[i:], '}')
-		if j < 0 || !strings.HasPrefix(name, template[:i]) {
-			return nil, false
-		}
-		pname, rest := template[i+1:i+j], template[i+j+1:]
-		name = name[i:]
-		n := 0
-		for n < len(name) && n < 64 && isParamByte(name[n]) {
-			n++
-		}
-		// The value ends where the rest of the template can start.
-		end := -1
-		for k := 1; k <= n; k++ {
-			next := strings.IndexByte(rest, '{')
-			lit := rest
-			if next >= 0 {
-				lit = rest[:next]
-			}
-			if strings.HasPrefix(name[k:], lit) && (next >= 0 || name[k:] == lit) {
-				end = k
-				break
-			}
-		}
-		if end < 0 {
-			return nil, false
-		}
-		params = append(params, Param{Name: pname, Value: name[:end]})
-		template, name = rest, name[end:]
-	}
-}
-
-func isParamByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }
 
 // TemplateInfo is a room template in service, for the admin API: its

@@ -3,9 +3,9 @@ package web
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
 // left words the answer to /.waitroom/leave.
@@ -78,14 +78,6 @@ func (rs *Responder) page(a waitroom.Answer) Page {
 	return rs.rooms[a.Template]
 }
 
-// filled replaces each {name} of s by the value that filled the room.
-func filled(s string, params []waitroom.Param) string {
-	for _, p := range params {
-		s = strings.ReplaceAll(s, "{"+p.Name+"}", p.Value)
-	}
-	return s
-}
-
 func (rs *Responder) waiting(a waitroom.Answer) View {
 	page := rs.page(a)
 	d := a.Decision
@@ -94,7 +86,7 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 		q.Set("return_to", a.ReturnTo)
 	}
 	v := View{
-		Room: a.Room, Title: filled(page.Title, a.Params), Locale: page.Locale, State: a.State,
+		Room: a.Room, Title: pattern.FillText(page.Title, a.Params), Locale: page.Locale, State: a.State,
 		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Line: d.Line, Ticket: d.Ticket,
 		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
 		ReturnTo:  a.ReturnTo,
@@ -102,7 +94,7 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
 		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
 		custom:        page.custom,
-		ClosedHeading: filled(page.ClosedHeading, a.Params), ClosedLead: filled(page.ClosedLead, a.Params),
+		ClosedHeading: pattern.FillText(page.ClosedHeading, a.Params), ClosedLead: pattern.FillText(page.ClosedLead, a.Params),
 	}
 	if len(a.Params) > 0 {
 		v.Params = make(map[string]string, len(a.Params))
