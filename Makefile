@@ -46,7 +46,7 @@ fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzClientAddr $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./web/ FuzzFastPage $(FUZZTIME)
 	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzHeaderKind $(FUZZTIME)
-	GO=$(GO) .ci/fuzz-one ./proxy/ FuzzTemplateMatch $(FUZZTIME)
+	GO=$(GO) .ci/fuzz-one ./waitroom/pattern/ FuzzPattern $(FUZZTIME)
 
 # Each run of BenchmarkPath (saturation) and BenchmarkLatency (a steady
 # rate) puts bare proxy and gateway side by side, so the runs alternate;
