@@ -9,6 +9,9 @@
 //
 //	rooms.concert.max_active: must be >= 0, got -5
 //	cookie.hash_keys[0]: must decode to 32 or 64 bytes, got 12
+//
+// Each problem keeps its key and Kind apart from its words (Split), so a
+// caller sorts problems by key and answers by kind, never by reading text.
 package conf
 
 import (
