@@ -93,7 +93,9 @@ func routeProblems(routes []RouteConfig, upstreams map[string]string, rooms map[
 		}
 		pair := [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
 		if j, dup := seen[pair]; dup {
-			p.Add(key, "same host and path as routes[%d], got host %q, path %q", j, rc.Host, rc.Path)
+			// A conflict: each route is fine alone, and the admin API
+			// answers 409 for one that takes a pair in service.
+			p.Conflict(key, "same host and path as routes[%d], got host %q, path %q", j, rc.Host, rc.Path)
 			continue
 		}
 		seen[pair] = i

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/pattern"
 )
 
@@ -126,6 +128,25 @@ func TestNewRouter_RefusesInvalidRoutes(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// A route that takes a (host, path) pair in use is a conflict by kind, so
+// a caller answers it without reading the words; the rest stay invalid.
+func TestBuildRouter_CollisionIsAConflict(t *testing.T) {
+	t.Parallel()
+	_, err := BuildRouter([]RouteConfig{
+		{Path: "/events/", Upstream: "shop"},
+		{Path: "/a/", Upstream: "nowhere"},
+		{Path: "/EVENTS/", Upstream: "shop"},
+	}, map[string]string{"shop": "http://10.0.0.5:80"}, map[string]bool{})
+	kinds := map[string]conf.Kind{}
+	for _, p := range conf.Split(err) {
+		kinds[p.Key()] = p.Kind
+	}
+	want := map[string]conf.Kind{"routes[1].upstream": conf.Invalid, "routes[2]": conf.Conflict}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("kinds by key: %v, want %v (from %v)", kinds, want, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // RoomDefiner creates, replaces and deletes the rooms kept in the store
@@ -29,13 +30,24 @@ type RoomDefiner interface {
 }
 
 // RoomProblems refuses a room for what its body says: each problem is
-// "field: why", as in a configuration file (400).
-type RoomProblems struct{ Problems []string }
+// "field: why", as in a configuration file. Kind, the most pressing kind
+// among them, picks the status (problemStatus).
+type RoomProblems struct {
+	Kind     conf.Kind
+	Problems []string
+}
+
+// problemStatus is the admin API's status for a refused room, by the kind
+// of its problems; it covers every conf.Kind.
+var problemStatus = map[conf.Kind]int{
+	conf.Invalid:  http.StatusBadRequest, // the body is wrong in itself
+	conf.Conflict: http.StatusConflict,   // the body asks for what a room in service holds
+}
 
 func (e *RoomProblems) Error() string { return strings.Join(e.Problems, "; ") }
 
-// RoomConflict refuses a room for what is in service already: a room of
-// the file, a route another room has (409).
+// RoomConflict refuses an action on a room the file holds (409); a body
+// that collides with a room in service is RoomProblems of kind Conflict.
 type RoomConflict struct{ Reason string }
 
 func (e *RoomConflict) Error() string { return e.Reason }
@@ -98,7 +110,7 @@ func (a *admin) answerDefine(w http.ResponseWriter, what string, err error) bool
 	case err == nil:
 		return true
 	case errors.As(err, &problems):
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": problems.Error(), "problems": problems.Problems})
+		writeJSON(w, problemStatus[problems.Kind], map[string]any{"error": problems.Error(), "problems": problems.Problems})
 	case errors.As(err, &conflict):
 		apiError(w, http.StatusConflict, conflict.Reason)
 	case errors.Is(err, waitroom.ErrExists):

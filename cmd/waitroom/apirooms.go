@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -69,10 +69,11 @@ func (d apiRoom) check() []string {
 var apiRoomName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // composed is what compose made: the settings in service and the
-// definitions it had to leave out, with why.
+// definitions it had to leave out, with why: their problems joined, keyed
+// as in the definition's body.
 type composed struct {
 	settings *Settings
-	skipped  map[string][]string
+	skipped  map[string]error
 }
 
 // compose adds the API rooms in defs to the file's settings and builds
@@ -82,25 +83,27 @@ type composed struct {
 // the file never fails for an API room. The error is the file's own
 // problems, which no definition caused.
 func compose(file *Settings, defs map[string]apiRoom) (composed, error) {
-	skipped := map[string][]string{}
+	skipped := map[string]error{}
 	for name := range defs {
 		if _, ok := file.Rooms[name]; ok {
-			skipped[name] = []string{"a room of the file has the name " + name}
+			var p conf.Problems
+			p.Conflict("name", "a room of the file has the name %s", name)
+			skipped[name] = p.Err()
 		}
 	}
 	for range 2 {
-		s, problems := build(merge(file.Config, defs, skipped))
-		if len(problems) == 0 {
+		s, err := build(merge(file.Config, defs, skipped))
+		if err == nil {
 			s.file = file.file
 			markSources(s, defs, skipped)
 			return composed{settings: s, skipped: skipped}, nil
 		}
-		blamed := blame(problems, file.Config, defs, skipped)
+		blamed := blame(conf.Split(err), file.Config, defs, skipped)
 		if len(blamed) == 0 {
-			return composed{}, &ConfigError{File: "the configuration with the API rooms", Problems: problems}
+			return composed{}, &ConfigError{File: "the configuration with the API rooms", Problems: conf.Lines("", err)}
 		}
-		for name, ps := range blamed {
-			skipped[name] = ps
+		for name, e := range blamed {
+			skipped[name] = e
 		}
 	}
 	return composed{}, fmt.Errorf("composing the API rooms: still refused after leaving out %d", len(skipped))
@@ -108,7 +111,7 @@ func compose(file *Settings, defs map[string]apiRoom) (composed, error) {
 
 // merge is the file's configuration with the definitions not skipped:
 // their rooms added, their routes after the file's.
-func merge(file *Config, defs map[string]apiRoom, skipped map[string][]string) *Config {
+func merge(file *Config, defs map[string]apiRoom, skipped map[string]error) *Config {
 	c := *file
 	c.Rooms = make(map[string]RoomConfig, len(file.Rooms)+len(defs))
 	for k, v := range file.Rooms {
@@ -128,55 +131,52 @@ func merge(file *Config, defs map[string]apiRoom, skipped map[string][]string) *
 	return &c
 }
 
-// blame finds the definitions a build's problems come from: those under
-// their room's key, and those of their routes (by index, in merge's
-// order), with the problems worded for the API.
-func blame(problems []string, file *Config, defs map[string]apiRoom, skipped map[string][]string) map[string][]string {
-	owner := map[int]string{}
+// blame finds the definitions a build's problems come from by their keys:
+// those under their room's key ("rooms.<name>."), and those of their
+// routes (by index, in merge's order), each keyed as in the definition's
+// body, its kind kept.
+func blame(problems []conf.Problem, file *Config, defs map[string]apiRoom, skipped map[string]error) map[string]error {
+	type route struct{ room, key string } // the owner, and the key in its body
+	routes := map[string]route{}          // by the key in the merged list
 	i := len(file.Routes)
 	for _, name := range sortedKeys(defs) {
 		if skipped[name] != nil {
 			continue
 		}
-		for range defs[name].Routes {
-			owner[i] = name
+		for j := range defs[name].Routes {
+			routes[fmt.Sprintf("routes[%d]", i)] = route{name, fmt.Sprintf("routes[%d]", j)}
 			i++
 		}
 	}
-	out := map[string][]string{}
+	found := map[string]*conf.Problems{}
+	owe := func(name, prefix string, p conf.Problem) {
+		if found[name] == nil {
+			found[name] = &conf.Problems{}
+		}
+		found[name].Nest(prefix, p)
+	}
 	for _, p := range problems {
-		if rest, ok := strings.CutPrefix(p, "rooms."); ok {
-			for name := range defs {
-				if field, ok := strings.CutPrefix(rest, name+"."); ok && skipped[name] == nil {
-					out[name] = append(out[name], field)
-				}
-			}
-			continue
-		}
-		var n int
-		if _, err := fmt.Sscanf(p, "routes[%d]", &n); err == nil {
-			if name, ok := owner[n]; ok {
-				out[name] = append(out[name], "routes["+fmt.Sprint(n-firstRoute(owner, name))+"]"+strings.TrimPrefix(p, fmt.Sprintf("routes[%d]", n)))
+		for name := range defs {
+			if rel, ok := p.Under("rooms." + name + "."); ok && skipped[name] == nil {
+				owe(name, "", rel)
 			}
 		}
+		for key, rt := range routes {
+			if rel, ok := p.Under(key); ok {
+				owe(rt.room, rt.key, rel)
+			}
+		}
+	}
+	out := make(map[string]error, len(found))
+	for name, ps := range found {
+		out[name] = ps.Err()
 	}
 	return out
 }
 
-// firstRoute is the index of name's first route in the merged list.
-func firstRoute(owner map[int]string, name string) int {
-	first := -1
-	for i, n := range owner {
-		if n == name && (first < 0 || i < first) {
-			first = i
-		}
-	}
-	return first
-}
-
 // markSources says where each room in service comes from, for the admin
 // API: the file, the API or a template.
-func markSources(s *Settings, defs map[string]apiRoom, skipped map[string][]string) {
+func markSources(s *Settings, defs map[string]apiRoom, skipped map[string]error) {
 	for i := range s.rooms {
 		r := &s.rooms[i]
 		switch _, api := defs[r.Name]; {

@@ -11,7 +11,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+	"github.com/waitroom/waitroom/web"
 )
 
 // stoppable starts a gateway and returns a func that stops it, for tests
@@ -108,6 +110,9 @@ func TestAPIRooms_Refusals(t *testing.T) {
 		{"POST", "/admin/api/rooms", `{"name":"Bad Name","routes":[{"path":"/x/","upstream":"site"}]}`, 400, "name"},
 		{"POST", "/admin/api/rooms", `{"name":"concert","routes":[{"path":"/x/","upstream":"site"}]}`, 409, "configuration file"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/events/","upstream":"site"}]}`, 409, "same host and path"},
+		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/x/","upstream":"site"},{"path":"/festival/","upstream":"site"}]}`, 409, "routes[1]: same host and path"},
+		{"POST", "/admin/api/rooms", `{"name":"x","max_active":-1,"routes":[{"path":"/events/","upstream":"site"}]}`, 409, "max_active: must be >= 0"},
+		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/x/","upstream":"site"},{"path":"/y/","upstream":"nowhere"}]}`, 400, "routes[1].upstream: unknown upstream"},
 		{"PUT", "/admin/api/rooms/concert", `{"routes":[{"path":"/x/","upstream":"site"}]}`, 409, "configuration file"},
 		{"PUT", "/admin/api/rooms/nobody", `{"routes":[{"path":"/x/","upstream":"site"}]}`, 404, "no room"},
 		{"DELETE", "/admin/api/rooms/concert", ``, 409, "configuration file"},
@@ -133,6 +138,47 @@ func TestAPIRooms_Refusals(t *testing.T) {
 	}
 	if code != 200 || sources["x"] != "api" || sources["concert"] != "yaml" {
 		t.Fatalf("sources: %v", sources)
+	}
+}
+
+// compose owns an API room's problems by their keys and keeps their
+// kinds: the route that takes a pair of the file's is a Conflict, a bad
+// value Invalid, each keyed as in the room's body. The kinds come from
+// the router and the room, not from the words.
+func TestCompose_BlamesByKeyAndKeepsKinds(t *testing.T) {
+	t.Parallel()
+	file := mustParse(t, gwConfig("http://127.0.0.1:9", "    max_active: 5"))
+	defs := map[string]apiRoom{}
+	for name, body := range map[string]string{
+		"bad":   `{"max_active":-1,"routes":[{"path":"/bad/","upstream":"site"}]}`,
+		"clash": `{"routes":[{"path":"/ok/","upstream":"site"},{"path":"/events/","upstream":"site"}]}`,
+		"good":  `{"routes":[{"path":"/good/","upstream":"site"}]}`,
+	} {
+		d, err := decodeAPIRoom([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs[name] = d
+	}
+	c, err := compose(file, defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, problems := range c.skipped {
+		for _, p := range conf.Split(problems) {
+			got[name+" "+p.Key()] = p.Kind.String()
+		}
+	}
+	want := map[string]string{"bad max_active": "invalid", "clash routes[1]": "conflict"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("skipped by key: %v, want %v", got, want)
+	}
+	if text := conf.Lines("", c.skipped["clash"]); len(text) != 1 || !strings.HasPrefix(text[0], "routes[1]: same host and path as routes[0]") {
+		t.Errorf("the clash reads %q", text)
+	}
+	if r, ok := refusal(c.skipped["clash"]).(*web.RoomProblems); !ok || r.Kind != conf.Conflict {
+		t.Errorf("refusal of the clash: %#v", r)
 	}
 }
 

@@ -55,8 +55,9 @@ const minAdminToken = 16
 const maxSessionCache = time.Minute
 
 // build builds every section of c once and returns the result, or every
-// problem as "key.path: message" (sorted by the caller).
-func build(c *Config) (*Settings, []string) {
+// problem joined (conf.Split recovers them typed; each reads "key.path:
+// message", sorted by the caller).
+func build(c *Config) (*Settings, error) {
 	s := &Settings{Config: c}
 	var p conf.Problems
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -102,7 +103,7 @@ func build(c *Config) (*Settings, []string) {
 	s.bypass, err = c.Bypass.Build()
 	p.Nest("bypass.", err)
 	if p.Len() > 0 {
-		return nil, conf.Lines("", p.Err())
+		return nil, p.Err()
 	}
 	return s, nil
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
@@ -51,7 +51,7 @@ func (a *App) serve(file *Settings, defs map[string]apiRoom, version int64) (*Se
 	}
 	for _, name := range sortedKeys(c.skipped) {
 		a.log.Error("an API room is left out: it cannot stand beside the configuration file",
-			zap.String("room", name), zap.Strings("problems", c.skipped[name]))
+			zap.String("room", name), zap.Strings("problems", conf.Lines("", c.skipped[name])))
 	}
 	gen, err := a.build(c.settings)
 	if err != nil {
@@ -143,7 +143,7 @@ func (a *App) DefineRoom(ctx context.Context, name string, body []byte, replace 
 	if err != nil {
 		return err
 	}
-	if problems := c.skipped[name]; len(problems) > 0 {
+	if problems := c.skipped[name]; problems != nil {
 		return refusal(problems)
 	}
 	mode := waitroom.PutCreate
@@ -161,16 +161,17 @@ func (a *App) DefineRoom(ctx context.Context, name string, body []byte, replace 
 	return nil
 }
 
-// refusal sorts an API room's problems: one that collides with a route in
-// service is a conflict (409), naming it; the rest are the body's (400).
-func refusal(problems []string) error {
-	for _, p := range problems {
-		if strings.Contains(p, "same host and path as") {
-			return &web.RoomConflict{Reason: p}
-		}
+// refusal lists an API room's problems under the most pressing of their
+// kinds: one route that collides with a route in service makes the whole
+// a conflict. The admin API picks the status by that kind.
+func refusal(problems error) error {
+	r := &web.RoomProblems{}
+	for _, p := range conf.Split(problems) {
+		r.Kind = max(r.Kind, p.Kind)
+		r.Problems = append(r.Problems, p.Error())
 	}
-	sort.Strings(problems)
-	return &web.RoomProblems{Problems: problems}
+	sort.Strings(r.Problems)
+	return r
 }
 
 // DeleteRoom removes the API room name: its routes go, the people inside

@@ -14,6 +14,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // envPrefix starts every environment override: WAITROOM_LISTEN,
@@ -102,8 +104,9 @@ func parseConfig(name string, raw []byte) (*Settings, error) {
 		var more []string
 		secrets, more = readSecretFiles(cfg)
 		problems = append(problems, more...)
-		s, more = build(cfg)
-		problems = append(problems, more...)
+		var berr error
+		s, berr = build(cfg)
+		problems = append(problems, conf.Lines("", berr)...)
 	}
 	if len(problems) > 0 {
 		sortProblems(problems)
