@@ -282,9 +282,48 @@ func (s Stats) Progress() Progress {
 // Store keeps every room's line, its active sessions and its runtime
 // override. Implementations are safe for concurrent use and every method is
 // atomic: N gateway instances sharing one store never break a room's
-// limits. Time comes from the store, never from the caller. This interface
-// is the whole contract; storetest.Run holds both stores to it.
+// limits. Time comes from the store, never from the caller. Store, the
+// embedding of the interfaces below, is the whole contract that memstore,
+// redisstore and the metrics wrapper implement; storetest.Run holds both
+// stores to it. A consumer that needs one concern asks for its interface.
+// What only some stores offer (a webhook claimer, a certificate cache) is
+// found with As.
 type Store interface {
+	Line
+	Overrides
+	Guards
+	DefinitionStore
+
+	// Ping reports whether the store answers. Errors: ErrUnavailable, ErrClosed.
+	Ping(ctx context.Context) error
+
+	// Close releases the store's resources.
+	Close() error
+}
+
+// As returns the first store in s's chain that is a T, as errors.As does
+// for errors: a wrapper (metrics.Store) offers Unwrap() Store, so an
+// optional ability of the store underneath is found through it, and a
+// caller never asserts a concrete store type. ok is false when no store in
+// the chain is a T.
+func As[T any](s Store) (t T, ok bool) {
+	for s != nil {
+		if t, ok = s.(T); ok {
+			return t, true
+		}
+		u, wraps := s.(interface{ Unwrap() Store })
+		if !wraps {
+			break
+		}
+		s = u.Unwrap()
+	}
+	return t, false
+}
+
+// Line is the rooms' lines and active sessions: what the gate asks on a
+// visitor's request, what the admitter runs every tick, and the operator's
+// admit, shuffle and release.
+type Line interface {
 	// Decide finds where the visitor stands and records that it was seen.
 	// It is the one call on a visitor's every request; joining is
 	// idempotent. Errors: ErrUnavailable, ErrClosed.
@@ -360,6 +399,13 @@ type Store interface {
 	// Errors: ErrNotFound, ErrUnavailable, ErrClosed.
 	Release(ctx context.Context, room, visitor string) error
 
+	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
+	Stats(ctx context.Context, room string) (Stats, error)
+}
+
+// Overrides are the rooms' runtime overrides, set by the operator and read
+// by the admitter every tick.
+type Overrides interface {
 	// SetOverride merges o into the room's runtime override: its non-nil
 	// fields (and a non-empty Mode) replace the stored ones; the others
 	// stay. An override a store could not keep is refused (see
@@ -371,7 +417,11 @@ type Store interface {
 	// Override returns the room's override (the zero Override for none).
 	// Errors: ErrUnavailable, ErrClosed.
 	Override(ctx context.Context, room string) (Override, error)
+}
 
+// Guards are the bounds every instance shares beyond the line: a session's
+// sockets, a client network's allowances, a template's rooms in use.
+type Guards interface {
 	// Socket keeps account of an admitted session's long-lived connections
 	// (WebSockets), so one session holds at most lim.MaxSockets across all
 	// instances and each socket learns when its session ended. SocketOpen
@@ -398,7 +448,11 @@ type Store interface {
 	// more. A room already in use is never refused. Errors:
 	// ErrTooManyRooms, ErrUnavailable, ErrClosed.
 	UseRoom(ctx context.Context, template, room string, max int, idle time.Duration) error
+}
 
+// DefinitionStore keeps the API rooms' definitions for every instance (the
+// value they read is Definitions).
+type DefinitionStore interface {
 	// DefinitionsVersion returns Definitions.Version without the bodies: 0
 	// before the first write. Errors: ErrUnavailable, ErrClosed.
 	DefinitionsVersion(ctx context.Context) (int64, error)
@@ -413,15 +467,6 @@ type Store interface {
 	// version. The room's line and sessions are left to expire. Errors:
 	// ErrNotFound, ErrUnavailable, ErrClosed.
 	DeleteDefinition(ctx context.Context, name string) (int64, error)
-
-	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
-	Stats(ctx context.Context, room string) (Stats, error)
-
-	// Ping reports whether the store answers. Errors: ErrUnavailable, ErrClosed.
-	Ping(ctx context.Context) error
-
-	// Close releases the store's resources.
-	Close() error
 }
 
 // Limits are a room's admission limits as a store applies them.

@@ -31,7 +31,6 @@ import (
 type App struct {
 	log   *zap.Logger
 	store waitroom.Store
-	redis *redisstore.Store // the store when it is Redis, for its own checks
 	// requireNoEviction refuses service on a Redis that may evict
 	// (store.redis.require_noeviction).
 	requireNoEviction bool
@@ -80,17 +79,16 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.redis, _ = store.(*redisstore.Store)
+	a.store = metrics.Store(store, a.metrics)
 	a.requireNoEviction = cfg.Store.Kind == "redis" && cfg.Store.Redis.RequireNoEviction
 	a.readyRequiresStore = cfg.Admin.ReadyRequiresStore
 	if err := a.checkEviction(log); err != nil {
-		_ = store.Close()
+		_ = a.store.Close()
 		return nil, err
 	}
-	a.store = metrics.Store(store, a.metrics)
 	a.hooks = &hooks{claimer: webhook.NewMemoryClaimer(), log: log.Named("webhook")}
-	if a.redis != nil {
-		a.hooks.claimer = a.redis // one instance sends each event
+	if c, ok := waitroom.As[webhook.Claimer](a.store); ok {
+		a.hooks.claimer = c // a shared store: one instance sends each event
 	}
 	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms"), Notifier: a.hooks})
 	defer func() {
@@ -195,10 +193,11 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 		return []string{"store: down (visitors get store.on_error's answer)"}, nil
 	}
 	lines := []string{"store: up"}
-	if a.redis == nil {
+	ev, ok := waitroom.As[evictionPolicy](a.store)
+	if !ok {
 		return lines, nil
 	}
-	policy, err := a.redis.EvictionPolicy(ctx)
+	policy, err := ev.EvictionPolicy(ctx)
 	switch {
 	case err != nil:
 		return append(lines, "warning: could not read Redis's maxmemory-policy: "+err.Error()), nil
@@ -210,16 +209,25 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 	return append(lines, "warning: "+evictionWarning(policy)), nil
 }
 
+// evictionPolicy is a store that can say whether it may drop keys under
+// memory pressure: redisstore.Store answers with Redis's maxmemory-policy
+// (redisstore.NoEviction when it never drops). ready and checkEviction find
+// it with waitroom.As.
+type evictionPolicy interface {
+	EvictionPolicy(ctx context.Context) (string, error)
+}
+
 // checkEviction looks at Redis's maxmemory-policy once at start: a policy
 // that may evict is logged loudly, or refused with require_noeviction. A
 // Redis that does not answer yet is checked again by every /readyz.
 func (a *App) checkEviction(log *zap.Logger) error {
-	if a.redis == nil {
+	ev, ok := waitroom.As[evictionPolicy](a.store)
+	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	policy, err := a.redis.EvictionPolicy(ctx)
+	policy, err := ev.EvictionPolicy(ctx)
 	switch {
 	case err != nil:
 		log.Warn("could not read Redis's maxmemory-policy now; /readyz will report it", zap.Error(err))

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/acme"
 	"golang.org/x/crypto/acme/autocert"
 
+	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
@@ -110,6 +111,12 @@ func (c TLSConfig) build(p *conf.Problems) tlsSettings {
 	return s
 }
 
+// certCacher is a store that keeps the ACME certificates for every instance
+// (redisstore.Store); tlsConfig finds it with waitroom.As.
+type certCacher interface {
+	CertCache() autocert.Cache
+}
+
 // tlsConfig is the listener's TLS: a certificate from the files, read
 // again when they change, or from the ACME manager, whose HTTP challenges
 // the redirect listener answers (wrap puts them in front of it).
@@ -120,8 +127,8 @@ func (a *App) tlsConfig(s tlsSettings, log *zap.Logger) (cfg *tls.Config, wrap f
 			HostPolicy: autocert.HostWhitelist(s.acme.Domains...),
 			Email:      s.acme.Email,
 		}
-		if a.redis != nil {
-			m.Cache = a.redis.CertCache()
+		if c, ok := waitroom.As[certCacher](a.store); ok {
+			m.Cache = c.CertCache()
 		} else {
 			log.Warn("tls.acme with the memory store: certificates are not kept across restarts; each start asks the CA again")
 		}

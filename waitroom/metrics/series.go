@@ -17,11 +17,6 @@ var (
 	reloadResults = [...]string{"ok", "error", "unchanged"}
 	classes       = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "error"}
 	opResults     = [...]string{"ok", "error", "canceled"}
-	ops           = [...]string{
-		"decide", "admit", "admit_n", "release", "stats", "ping",
-		"set_override", "clear_override", "override", "shuffle", "socket", "allow",
-		"use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch",
-	}
 )
 
 // Indexes into the arrays above that the code names.
@@ -34,27 +29,6 @@ const (
 	resultOK = iota
 	resultError
 	resultCanceled
-)
-
-const (
-	opDecide = iota
-	opAdmit
-	opAdmitN
-	opRelease
-	opStats
-	opPing
-	opSetOverride
-	opClearOverride
-	opOverride
-	opShuffle
-	opSocket
-	opAllow
-	opUseRoom
-	opDefinitionsVersion
-	opLoadDefinitions
-	opPutDefinition
-	opDeleteDefinition
-	opTouch
 )
 
 // indexOf returns s's index in set, or -1. A loop beats a map for four to

@@ -7,11 +7,41 @@ import (
 	"github.com/waitroom/waitroom/waitroom"
 )
 
+// The op of each store call: an index into ops, its label value. A new
+// store method adds its constant and name here, beside its wrapper.
+const (
+	opDecide = iota
+	opAdmit
+	opAdmitN
+	opRelease
+	opStats
+	opPing
+	opSetOverride
+	opClearOverride
+	opOverride
+	opShuffle
+	opSocket
+	opAllow
+	opUseRoom
+	opDefinitionsVersion
+	opLoadDefinitions
+	opPutDefinition
+	opDeleteDefinition
+	opTouch
+)
+
+var ops = [...]string{
+	"decide", "admit", "admit_n", "release", "stats", "ping",
+	"set_override", "clear_override", "override", "shuffle", "socket", "allow",
+	"use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch",
+}
+
 // Store returns s with every call but Close timed into
 // waitroom_store_duration_seconds (see StoreOp for the op names and results).
 // Results and errors pass through untouched, so the wrapper changes nothing
 // a caller can see but the time taken to read the clock twice. With m nil it
-// returns s itself.
+// returns s itself. The wrapper offers Unwrap, so waitroom.As still finds
+// what s offers beyond waitroom.Store.
 func Store(s waitroom.Store, m *Metrics) waitroom.Store {
 	if m == nil {
 		return s
@@ -31,135 +61,98 @@ var _ waitroom.Store = (*timedStore)(nil)
 // concrete store offers beyond waitroom.Store.
 func (t *timedStore) Unwrap() waitroom.Store { return t.s }
 
-// done records op as started at start.
-func (t *timedStore) done(op int, start time.Time, err error) {
+// timed runs call and records its time and error under op: the one body
+// every wrapper method shares.
+func timed[T any](t *timedStore, op int, call func() (T, error)) (T, error) {
+	start := time.Now()
+	v, err := call()
 	t.m.storeOp(op, time.Since(start), err)
+	return v, err
+}
+
+// timedErr is timed for a call that returns only an error.
+func timedErr(t *timedStore, op int, call func() error) error {
+	_, err := timed(t, op, func() (struct{}, error) { return struct{}{}, call() })
+	return err
 }
 
 func (t *timedStore) Decide(ctx context.Context, room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) (waitroom.Decision, error) {
-	start := time.Now()
-	d, err := t.s.Decide(ctx, room, lim, v, join)
-	t.done(opDecide, start, err)
-	return d, err
+	return timed(t, opDecide, func() (waitroom.Decision, error) { return t.s.Decide(ctx, room, lim, v, join) })
 }
 
 func (t *timedStore) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
-	start := time.Now()
-	a, err := t.s.Admit(ctx, room, lim)
-	t.done(opAdmit, start, err)
-	return a, err
+	return timed(t, opAdmit, func() (waitroom.Admitted, error) { return t.s.Admit(ctx, room, lim) })
 }
 
 func (t *timedStore) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n int) (waitroom.Admitted, error) {
-	start := time.Now()
-	a, err := t.s.AdmitN(ctx, room, lim, n)
-	t.done(opAdmitN, start, err)
-	return a, err
+	return timed(t, opAdmitN, func() (waitroom.Admitted, error) { return t.s.AdmitN(ctx, room, lim, n) })
 }
 
+// Shuffle returns three values; timed carries the used seed and the count
+// rides in a variable of the closure.
 func (t *timedStore) Shuffle(ctx context.Context, room, key, seed string) (string, int, error) {
-	start := time.Now()
-	used, n, err := t.s.Shuffle(ctx, room, key, seed)
-	t.done(opShuffle, start, err)
+	var n int
+	used, err := timed(t, opShuffle, func() (used string, err error) {
+		used, n, err = t.s.Shuffle(ctx, room, key, seed)
+		return used, err
+	})
 	return used, n, err
 }
 
 func (t *timedStore) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
-	start := time.Now()
-	err := t.s.Touch(ctx, room, lim, vs)
-	t.done(opTouch, start, err)
-	return err
+	return timedErr(t, opTouch, func() error { return t.s.Touch(ctx, room, lim, vs) })
 }
 
 func (t *timedStore) Release(ctx context.Context, room, visitor string) error {
-	start := time.Now()
-	err := t.s.Release(ctx, room, visitor)
-	t.done(opRelease, start, err)
-	return err
-}
-
-func (t *timedStore) Socket(ctx context.Context, room string, lim waitroom.Limits, visitor, socket string, op waitroom.SocketOp, every time.Duration) error {
-	start := time.Now()
-	err := t.s.Socket(ctx, room, lim, visitor, socket, op, every)
-	t.done(opSocket, start, err)
-	return err
-}
-
-func (t *timedStore) Allow(ctx context.Context, room, kind, network string, limit waitroom.Rate) (time.Duration, error) {
-	start := time.Now()
-	wait, err := t.s.Allow(ctx, room, kind, network, limit)
-	t.done(opAllow, start, err)
-	return wait, err
-}
-
-func (t *timedStore) UseRoom(ctx context.Context, template, room string, max int, idle time.Duration) error {
-	start := time.Now()
-	err := t.s.UseRoom(ctx, template, room, max, idle)
-	t.done(opUseRoom, start, err)
-	return err
-}
-
-func (t *timedStore) DefinitionsVersion(ctx context.Context) (int64, error) {
-	start := time.Now()
-	v, err := t.s.DefinitionsVersion(ctx)
-	t.done(opDefinitionsVersion, start, err)
-	return v, err
-}
-
-func (t *timedStore) LoadDefinitions(ctx context.Context) (waitroom.Definitions, error) {
-	start := time.Now()
-	d, err := t.s.LoadDefinitions(ctx)
-	t.done(opLoadDefinitions, start, err)
-	return d, err
-}
-
-func (t *timedStore) PutDefinition(ctx context.Context, name string, body []byte, mode waitroom.PutMode) (int64, error) {
-	start := time.Now()
-	v, err := t.s.PutDefinition(ctx, name, body, mode)
-	t.done(opPutDefinition, start, err)
-	return v, err
-}
-
-func (t *timedStore) DeleteDefinition(ctx context.Context, name string) (int64, error) {
-	start := time.Now()
-	v, err := t.s.DeleteDefinition(ctx, name)
-	t.done(opDeleteDefinition, start, err)
-	return v, err
+	return timedErr(t, opRelease, func() error { return t.s.Release(ctx, room, visitor) })
 }
 
 func (t *timedStore) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	start := time.Now()
-	st, err := t.s.Stats(ctx, room)
-	t.done(opStats, start, err)
-	return st, err
-}
-
-func (t *timedStore) Ping(ctx context.Context) error {
-	start := time.Now()
-	err := t.s.Ping(ctx)
-	t.done(opPing, start, err)
-	return err
+	return timed(t, opStats, func() (waitroom.Stats, error) { return t.s.Stats(ctx, room) })
 }
 
 func (t *timedStore) SetOverride(ctx context.Context, room string, o waitroom.Override) error {
-	start := time.Now()
-	err := t.s.SetOverride(ctx, room, o)
-	t.done(opSetOverride, start, err)
-	return err
+	return timedErr(t, opSetOverride, func() error { return t.s.SetOverride(ctx, room, o) })
 }
 
 func (t *timedStore) ClearOverride(ctx context.Context, room string) error {
-	start := time.Now()
-	err := t.s.ClearOverride(ctx, room)
-	t.done(opClearOverride, start, err)
-	return err
+	return timedErr(t, opClearOverride, func() error { return t.s.ClearOverride(ctx, room) })
 }
 
 func (t *timedStore) Override(ctx context.Context, room string) (waitroom.Override, error) {
-	start := time.Now()
-	o, err := t.s.Override(ctx, room)
-	t.done(opOverride, start, err)
-	return o, err
+	return timed(t, opOverride, func() (waitroom.Override, error) { return t.s.Override(ctx, room) })
+}
+
+func (t *timedStore) Socket(ctx context.Context, room string, lim waitroom.Limits, visitor, socket string, op waitroom.SocketOp, every time.Duration) error {
+	return timedErr(t, opSocket, func() error { return t.s.Socket(ctx, room, lim, visitor, socket, op, every) })
+}
+
+func (t *timedStore) Allow(ctx context.Context, room, kind, network string, limit waitroom.Rate) (time.Duration, error) {
+	return timed(t, opAllow, func() (time.Duration, error) { return t.s.Allow(ctx, room, kind, network, limit) })
+}
+
+func (t *timedStore) UseRoom(ctx context.Context, template, room string, max int, idle time.Duration) error {
+	return timedErr(t, opUseRoom, func() error { return t.s.UseRoom(ctx, template, room, max, idle) })
+}
+
+func (t *timedStore) DefinitionsVersion(ctx context.Context) (int64, error) {
+	return timed(t, opDefinitionsVersion, func() (int64, error) { return t.s.DefinitionsVersion(ctx) })
+}
+
+func (t *timedStore) LoadDefinitions(ctx context.Context) (waitroom.Definitions, error) {
+	return timed(t, opLoadDefinitions, func() (waitroom.Definitions, error) { return t.s.LoadDefinitions(ctx) })
+}
+
+func (t *timedStore) PutDefinition(ctx context.Context, name string, body []byte, mode waitroom.PutMode) (int64, error) {
+	return timed(t, opPutDefinition, func() (int64, error) { return t.s.PutDefinition(ctx, name, body, mode) })
+}
+
+func (t *timedStore) DeleteDefinition(ctx context.Context, name string) (int64, error) {
+	return timed(t, opDeleteDefinition, func() (int64, error) { return t.s.DeleteDefinition(ctx, name) })
+}
+
+func (t *timedStore) Ping(ctx context.Context) error {
+	return timedErr(t, opPing, func() error { return t.s.Ping(ctx) })
 }
 
 // Close is not timed: it happens once, at shutdown, when nobody scrapes.

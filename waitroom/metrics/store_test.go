@@ -185,3 +185,24 @@ func TestStore_NilMetrics(t *testing.T) {
 		t.Errorf("Store(s, nil) = %T, want s itself", st)
 	}
 }
+
+// TestStore_As: waitroom.As finds the store under any number of wrappers,
+// or the wrapper itself when it is what is asked for, and nothing in a nil
+// store.
+func TestStore_As(t *testing.T) {
+	t.Parallel()
+	mem := memstore.New()
+	outer := metrics.Store(metrics.Store(mem, metrics.New()), metrics.New())
+	if got, ok := waitroom.As[*memstore.Store](outer); !ok || got != mem {
+		t.Errorf("As[*memstore.Store] = %p, %v; want the memstore", got, ok)
+	}
+	if got, ok := waitroom.As[waitroom.Line](outer); !ok || got != waitroom.Line(outer) {
+		t.Errorf("As[Line] = %T, %v; want the outer wrapper", got, ok)
+	}
+	if _, ok := waitroom.As[interface{ Claim() }](outer); ok {
+		t.Error("As found an ability no store in the chain has")
+	}
+	if _, ok := waitroom.As[*memstore.Store](nil); ok {
+		t.Error("As found a store in nil")
+	}
+}
