@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/door"
 	"github.com/waitroom/waitroom/waitroom/memstore"
 	"github.com/waitroom/waitroom/web"
 )
@@ -63,16 +64,10 @@ func New(o Options) (*Room, error) {
 	if o.Cookie != nil {
 		cc = *o.Cookie
 	}
-	room, err := rc.Build(o.Name)
+	room, page, err := door.BuildRoom(o.Name, rc, pc)
 	if err != nil {
 		return nil, fmt.Errorf("room %q: %w", o.Name, err)
 	}
-	page, err := pc.Build()
-	if err != nil {
-		return nil, fmt.Errorf("room %q: page: %w", o.Name, err)
-	}
-	room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
-	room.Limits.PlaceWithin = waitroom.PlaceWithin(room.Limits.AbandonAfter, page.Refresh)
 	cookie, keys, err := cc.Build()
 	if err != nil {
 		return nil, fmt.Errorf("cookie: %w", err)

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/middleware"
+	"github.com/waitroom/waitroom/web"
 )
 
 func Example() {
@@ -95,5 +97,17 @@ func TestMiddleware_HoldsTheLine(t *testing.T) {
 	}
 	if s := state(b, "/x"); s != "site" || inside == first {
 		t.Fatalf("the second visitor after admission: %s", s)
+	}
+}
+
+// The middleware checks a room against its page as the gateway does: a
+// visitor far back polls every page.refresh_max, so abandon_after must be
+// at least twice that.
+func TestMiddleware_AbandonAfterAgainstRefreshMax(t *testing.T) {
+	cfg, page := waitroom.DefaultRoom(), web.DefaultPage()
+	cfg.AbandonAfter, page.RefreshMax = "40s", "30s"
+	_, err := middleware.New(middleware.Options{Name: "concert", Room: &cfg, Page: &page})
+	if err == nil || !strings.Contains(err.Error(), "abandon_after") {
+		t.Fatalf("abandon_after 40s with page.refresh_max 30s: %v, want an abandon_after problem", err)
 	}
 }
