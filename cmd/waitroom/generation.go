@@ -14,6 +14,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/waitroom/door"
 	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/web"
 )
@@ -31,11 +32,13 @@ type generation struct {
 	gate      *waitroom.Gate
 	upstreams map[string]*proxy.Upstream
 	signer    *pass.Signer // nil without pass.key_files
+	router    *door.Router
+	endpoints *door.Endpoints
 }
 
 // build makes the generation for settings s; a is the application it serves.
 func (a *App) build(s *Settings) (*generation, error) {
-	g := &generation{cfg: s, log: a.log, signer: s.signer}
+	g := &generation{cfg: s, log: a.log, signer: s.signer, router: &door.Router{Routes: s.router, Bypass: s.bypass}}
 	keys := s.keys
 	if len(keys) == 0 {
 		keys = []waitroom.KeyPair{a.randomKeys()}
@@ -59,22 +62,21 @@ func (a *App) build(s *Settings) (*generation, error) {
 	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.roomOf, Client: proxy.Client, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
+		RoomOf: g.router.RoomOf, Client: proxy.Client, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
 	})
+	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth)}
 	if err := g.buildUpstreams(a); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// roomOf is the room of the route a Referer path points into.
-func (g *generation) roomOf(r *http.Request, path string) string {
-	clean, err := proxy.CleanPath(path)
-	if err != nil {
-		return ""
+// jwks is the key set handler of the generation; 404 without passes.
+func (g *generation) jwks() http.Handler {
+	if g.signer == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.pages.Error(w, r, http.StatusNotFound) })
 	}
-	route, _ := g.cfg.router.Match(r.Host, clean)
-	return route.Room
+	return g.signer.JWKSHandler()
 }
 
 func (g *generation) buildUpstreams(a *App) error {

@@ -49,7 +49,10 @@ type Room struct {
 	gate  *waitroom.Gate
 	pages *web.Pages
 	store waitroom.Store
-	owned bool
+	// router and endpoints are the gateway's, over this one room.
+	router    *door.Router
+	endpoints *door.Endpoints
+	owned     bool
 }
 
 // New builds the room; the error lists every problem of its settings.
@@ -91,6 +94,8 @@ func New(o Options) (*Room, error) {
 	r.rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
 	r.gate = waitroom.NewGate(waitroom.GateOptions{Rooms: r.rooms, Tickets: tickets,
 		Responder: web.NewResponder(pages, map[string]web.Page{o.Name: page}), Log: o.Log})
+	r.router = &door.Router{Room: o.Name}
+	r.endpoints = &door.Endpoints{Gate: r.gate, Pages: pages}
 	return r, nil
 }
 
@@ -106,20 +111,15 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 		// Only the gate may say who a visitor is.
 		req.Header.Del(waitroom.VisitorHeader)
 		req.Header.Del(waitroom.RoomHeader)
-		switch req.URL.Path {
-		case waitroom.StatusPath:
-			r.gate.Status(w, req)
-		case waitroom.LeavePath:
-			r.gate.Leave(w, req)
-		case waitroom.EnterPath:
-			r.gate.Enter(w, req)
-		case waitroom.Prefix + "client.js":
-			r.pages.Client(w, req)
+		// The gateway's decision with one room: the site keeps the path
+		// as sent; waitroom's own paths are read cleaned.
+		switch d := r.router.Route(req); d.Kind {
+		case door.KindBadPath:
+			r.pages.Error(w, req, http.StatusBadRequest)
+		case door.KindEndpoint:
+			req.URL.Path, req.URL.RawPath = d.Path, ""
+			r.endpoints.ServeHTTP(w, req)
 		default:
-			if web.IsStatic(req.URL.Path) {
-				r.pages.Static(w, req) // the waiting page's style and scripts
-				return
-			}
 			r.gate.Serve(w, req, r.name, next)
 		}
 	})

@@ -111,3 +111,37 @@ func TestMiddleware_AbandonAfterAgainstRefreshMax(t *testing.T) {
 		t.Fatalf("abandon_after 40s with page.refresh_max 30s: %v, want an abandon_after problem", err)
 	}
 }
+
+// The middleware reads /.waitroom/ as the gateway's front door does: on
+// the cleaned path, whatever its case, and never hands it to the site.
+func TestMiddleware_WaitroomPathsAsTheGatewayReadsThem(t *testing.T) {
+	room, err := middleware.New(middleware.Options{Name: "concert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer room.Close()
+	var reached []string
+	srv := httptest.NewServer(room.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.URL.Path)
+	})))
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/.waitroom//status?room=concert": http.StatusOK,
+		"/.WAITROOM/status?room=concert":  http.StatusNotFound,
+		"/.Waitroom/nothing":              http.StatusNotFound,
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Accept", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+	if len(reached) != 0 {
+		t.Fatalf("waitroom's own paths reached the site: %q", reached)
+	}
+}
