@@ -96,9 +96,10 @@ func (c BypassConfig) Build() (*Bypass, error) {
 }
 
 // Match reports whether r skips the room: cleanPath (from CleanPath), in
-// its MatchPath form, lies under a bypass path, the client address (Client)
-// is in a bypass network, or the bypass header carries the secret.
-func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
+// its MatchPath form, lies under a bypass path, client (the address the
+// front door worked out with ClientAddr) is in a bypass network, or the
+// bypass header carries the secret.
+func (b *Bypass) Match(r *http.Request, client netip.Addr, cleanPath string) bool {
 	if b == nil {
 		return false
 	}
@@ -110,7 +111,7 @@ func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
 			}
 		}
 	}
-	return len(b.prefixes) > 0 && containsAddr(b.prefixes, Client(r)) || b.headerMatches(r.Header)
+	return len(b.prefixes) > 0 && containsAddr(b.prefixes, client) || b.headerMatches(r.Header)
 }
 
 // HeaderName is the canonical name of the bypass header, "" when the header

@@ -39,6 +39,10 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
 	case door.KindRoom:
+	case door.KindNoRoom, door.KindBypass:
+		f.through(orig, d)
+		allow(w, orig)
+		return
 	default:
 		allow(w, orig) // not a room's: waitroom has nothing against it
 		return
@@ -52,7 +56,8 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		allow(w, r)
 	})
 	if nginx {
-		orig = waitroom.AuthCheck(orig)
+		f.gate.Check(w, orig, d.Template, d.Room, d.Params, withPass)
+		return
 	}
 	f.gateRoute(w, orig, d, withPass)
 }

@@ -27,10 +27,10 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Once, here: the bypass rules, the per-network limits, the logs and
 	// the metrics all read this address, believed from forwarding headers
 	// only when the peer is a trusted proxy.
-	client := proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)
-	r = r.WithContext(proxy.WithClient(r.Context(), client))
-	setClient(r.Context(), client.String())
+	r, sc := waitroom.Scoped(r)
+	sc.Client = proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)
 	d := f.router.Route(r)
+	sc.Room, sc.Upstream = d.Room, d.Upstream
 	// Route on the cleaned path and forward that same path, so what the
 	// router saw is what the upstream gets.
 	r.URL.Path, r.URL.RawPath = d.Path, ""
@@ -44,18 +44,31 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// cannot name a room; it must not fall through to another route.
 		f.pages.Error(w, r, http.StatusNotFound)
 	case door.KindNoRoom, door.KindBypass:
-		setUpstream(r.Context(), d.Upstream)
-		fd.app.metrics.Request(d.Room, "bypass")
-		if d.Kind == door.KindNoRoom {
-			setDecision(r.Context(), "", "proxied")
-		} else {
-			setDecision(r.Context(), d.Room, "bypass")
-		}
+		f.through(r, d)
 		f.upstreams[d.Upstream].ServeHTTP(w, r)
 	default:
-		setUpstream(r.Context(), d.Upstream)
 		f.gateRoute(w, r, d, f.upstreams[d.Upstream])
 	}
+}
+
+// through records a request that goes to its upstream without the gate:
+// a route without a room ("proxied") or a bypass rule's ("bypass").
+func (f *generation) through(r *http.Request, d door.Route) {
+	o := waitroom.OutcomeBypass
+	if d.Kind == door.KindNoRoom {
+		o = waitroom.OutcomeProxied
+	}
+	waitroom.Record(r, f.obs, d.Room, d.Room, o, "")
+}
+
+// withScope gives each request its waitroom.Scope before anything reads
+// it: the access log outside the front door reads what the front door
+// and the gate write.
+func withScope(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, _ = waitroom.Scoped(r)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // gateRoute puts a request for a room's route through the gate; next

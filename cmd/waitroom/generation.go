@@ -34,11 +34,13 @@ type generation struct {
 	signer    *pass.Signer // nil without pass.key_files
 	router    *door.Router
 	endpoints *door.Endpoints
+	obs       waitroom.Observer // the app's metrics
 }
 
 // build makes the generation for settings s; a is the application it serves.
 func (a *App) build(s *Settings) (*generation, error) {
-	g := &generation{cfg: s, log: a.log, signer: s.signer, router: &door.Router{Routes: s.router, Bypass: s.bypass}}
+	g := &generation{cfg: s, log: a.log, signer: s.signer, obs: a.metrics,
+		router: &door.Router{Routes: s.router, Bypass: s.bypass}}
 	keys := s.keys
 	if len(keys) == 0 {
 		keys = []waitroom.KeyPair{a.randomKeys()}
@@ -62,7 +64,7 @@ func (a *App) build(s *Settings) (*generation, error) {
 	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.router.RoomOf, Client: proxy.Client, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
+		RoomOf: g.router.RoomOf, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
 	})
 	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth)}
 	if err := g.buildUpstreams(a); err != nil {
@@ -179,7 +181,7 @@ func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd
 		switch cmd {
 		case "release":
 			g.tickets.Expire(res.Header, room)
-			err = rooms.Release(ctx, room, visitor, "upstream")
+			err = rooms.Release(ctx, room, visitor, "upstream", sessionStart(r, visitor))
 			if errors.Is(err, waitroom.ErrNotFound) {
 				err = nil
 			}
@@ -198,6 +200,16 @@ func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd
 	}
 }
 
+// sessionStart is when the session of the admitted request r (to which the
+// upstream answered) began; zero when unknown.
+func sessionStart(r *http.Request, visitor string) time.Time {
+	sc := waitroom.ScopeOf(r.Context())
+	if sc == nil || sc.Admission == nil || sc.Admission.Visitor != visitor || sc.Admission.Entered <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sc.Admission.Entered, 0)
+}
+
 // pass makes the admission pass for requests to the upstream name: for
 // that site (aud), the room, the visitor (or its account) and its ticket.
 // Signing is cached per session by the signer, not done per request.
@@ -206,10 +218,11 @@ func (g *generation) pass(name string) func(r *http.Request) string {
 		return nil
 	}
 	return func(r *http.Request) string {
-		a, ok := waitroom.AdmissionOf(r.Context())
-		if !ok {
+		sc := waitroom.ScopeOf(r.Context())
+		if sc == nil || sc.Admission == nil {
 			return "" // through on an outage's word: no admission to vouch for
 		}
+		a := sc.Admission
 		sub := a.Visitor
 		if a.Account != "" {
 			sub = a.Account

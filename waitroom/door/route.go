@@ -2,6 +2,7 @@ package door
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/waitroom/waitroom/proxy"
@@ -75,7 +76,7 @@ func (rt *Router) Route(r *http.Request) Route {
 		d.Kind, d.Room, d.Params = KindRefused, "", nil
 	case m.Room == "":
 		d.Kind = KindNoRoom
-	case rt.Bypass.Match(r, clean):
+	case rt.Bypass.Match(r, client(r), clean):
 		d.Kind = KindBypass
 	default:
 		d.Kind = KindRoom
@@ -103,6 +104,15 @@ func (rt *Router) RoomOf(r *http.Request, path string) string {
 func isEndpoint(clean string) bool {
 	m, p := proxy.MatchPath(clean), waitroom.Prefix
 	return len(m) >= len(p) && strings.EqualFold(m[:len(p)], p) || strings.EqualFold(m, strings.TrimSuffix(p, "/"))
+}
+
+// client is the client's address as the front door worked it out, or
+// the peer's when nothing did.
+func client(r *http.Request) netip.Addr {
+	if sc := waitroom.ScopeOf(r.Context()); sc != nil && sc.Client.IsValid() {
+		return sc.Client
+	}
+	return proxy.ClientAddr(r.RemoteAddr, nil, nil)
 }
 
 func encodedSlash(r *http.Request) bool {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -111,6 +112,7 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 		// Only the gate may say who a visitor is.
 		req.Header.Del(waitroom.VisitorHeader)
 		req.Header.Del(waitroom.RoomHeader)
+		req = req.WithContext(waitroom.WithScope(req.Context(), &waitroom.Scope{Room: r.name}))
 		// The gateway's decision with one room: the site keeps the path
 		// as sent; waitroom's own paths are read cleaned.
 		switch d := r.router.Route(req); d.Kind {
@@ -127,9 +129,14 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 
 // Release ends the session of the visitor (the Waitroom-Visitor header
 // next received), when the site is done with it: the next in line goes in
-// at the next tick. Errors: waitroom.ErrNotFound, the store's.
+// at the next tick. Given the admitted request's context, the session's
+// length is measured too. Errors: waitroom.ErrNotFound, the store's.
 func (r *Room) Release(ctx context.Context, visitor string) error {
-	return r.rooms.Release(ctx, r.name, visitor, "upstream")
+	var entered time.Time
+	if sc := waitroom.ScopeOf(ctx); sc != nil && sc.Admission != nil && sc.Admission.Visitor == visitor && sc.Admission.Entered > 0 {
+		entered = time.Unix(sc.Admission.Entered, 0)
+	}
+	return r.rooms.Release(ctx, r.name, visitor, "upstream", entered)
 }
 
 // Close closes the store if New made it.
