@@ -22,10 +22,10 @@ type BypassConfig struct {
 	// Default none.
 	Paths []string `mapstructure:"paths" yaml:"paths" json:"paths"`
 	// CIDRs are client networks ("10.0.0.0/8") or single addresses, matched
-	// against the client address the front door put on the request
-	// (WithClient: the peer, or what a trusted proxy forwarded for it), or
-	// the peer's address when there is none. A forwarding header from an
-	// untrusted peer never counts. Default none.
+	// against the client address the front door worked out (ClientAddr:
+	// the peer, or what a trusted proxy forwarded for it), which Match is
+	// given. A forwarding header from an untrusted peer never counts.
+	// Default none.
 	CIDRs []string `mapstructure:"cidrs" yaml:"cidrs" json:"cidrs"`
 	// Header lets requests that carry a shared secret through. Default off.
 	Header BypassHeader `mapstructure:"header" yaml:"header" json:"header"`
