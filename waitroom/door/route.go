@@ -73,7 +73,7 @@ func (rt *Router) Route(r *http.Request) Route {
 	case !ok:
 		d.Kind = KindNoRoute
 	case m.Refused || (m.Template != "" && encodedSlash(r)):
-		d.Kind, d.Room, d.Params = KindRefused, "", nil
+		d = Route{Kind: KindRefused, Path: clean} // names no room, goes nowhere
 	case m.Room == "":
 		d.Kind = KindNoRoom
 	case rt.Bypass.Match(r, client(r), clean):
