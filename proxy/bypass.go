@@ -22,10 +22,10 @@ type BypassConfig struct {
 	// Default none.
 	Paths []string `mapstructure:"paths" yaml:"paths" json:"paths"`
 	// CIDRs are client networks ("10.0.0.0/8") or single addresses, matched
-	// against the client address the front door put on the request
-	// (WithClient: the peer, or what a trusted proxy forwarded for it), or
-	// the peer's address when there is none. A forwarding header from an
-	// untrusted peer never counts. Default none.
+	// against the client address the front door worked out (ClientAddr:
+	// the peer, or what a trusted proxy forwarded for it), which Match is
+	// given. A forwarding header from an untrusted peer never counts.
+	// Default none.
 	CIDRs []string `mapstructure:"cidrs" yaml:"cidrs" json:"cidrs"`
 	// Header lets requests that carry a shared secret through. Default off.
 	Header BypassHeader `mapstructure:"header" yaml:"header" json:"header"`
@@ -96,9 +96,10 @@ func (c BypassConfig) Build() (*Bypass, error) {
 }
 
 // Match reports whether r skips the room: cleanPath (from CleanPath), in
-// its MatchPath form, lies under a bypass path, the client address (Client)
-// is in a bypass network, or the bypass header carries the secret.
-func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
+// its MatchPath form, lies under a bypass path, client (the address the
+// front door worked out with ClientAddr) is in a bypass network, or the
+// bypass header carries the secret.
+func (b *Bypass) Match(r *http.Request, client netip.Addr, cleanPath string) bool {
 	if b == nil {
 		return false
 	}
@@ -110,7 +111,7 @@ func (b *Bypass) Match(r *http.Request, cleanPath string) bool {
 			}
 		}
 	}
-	return len(b.prefixes) > 0 && containsAddr(b.prefixes, Client(r)) || b.headerMatches(r.Header)
+	return len(b.prefixes) > 0 && containsAddr(b.prefixes, client) || b.headerMatches(r.Header)
 }
 
 // HeaderName is the canonical name of the bypass header, "" when the header

@@ -60,7 +60,7 @@ func TestBypass_Match(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := b.Match(r, clean); got != tt.want {
+			if got := b.Match(r, ClientAddr(r.RemoteAddr, r.Header, nil), clean); got != tt.want {
 				t.Errorf("Match(%s from %s) = %v, want %v", clean, tt.remoteAddr, got, tt.want)
 			}
 		})
@@ -76,7 +76,7 @@ func TestBypass_EmptyAndNilBypassNothing(t *testing.T) {
 	r := httptest.NewRequest("GET", "/static/x", nil)
 	r.Header.Set("X-Waitroom-Bypass", testSecret)
 	for _, b := range []*Bypass{empty, nil} {
-		if b.Match(r, "/static/x") {
+		if b.Match(r, ClientAddr(r.RemoteAddr, r.Header, nil), "/static/x") {
 			t.Errorf("%v bypassed", b)
 		}
 		if b.HeaderName() != "" {
@@ -105,7 +105,7 @@ func TestBypass_PathsMatchWholeSegments(t *testing.T) {
 		"/favicon.ico": true, "/favicon.icon": false,
 	} {
 		r := httptest.NewRequest(http.MethodGet, p, nil)
-		if got := b.Match(r, p); got != want {
+		if got := b.Match(r, ClientAddr(r.RemoteAddr, r.Header, nil), p); got != want {
 			t.Errorf("bypass of %q: %v, want %v", p, got, want)
 		}
 	}

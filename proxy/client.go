@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
 )
@@ -69,27 +68,6 @@ func ClientAddr(remoteAddr string, h http.Header, trusted []netip.Prefix) netip.
 		addr = a
 	}
 	return addr
-}
-
-// clientKey is the context key under which WithClient stores the address.
-type clientKey struct{}
-
-// WithClient returns ctx carrying the client address, so that the front
-// door computes it once (ClientAddr) and the bypass, limits, logs and
-// metrics all read the same one (Client).
-func WithClient(ctx context.Context, addr netip.Addr) context.Context {
-	return context.WithValue(ctx, clientKey{}, addr)
-}
-
-// Client is the client address WithClient put on r's context, or, when
-// there is none, the peer's address: never a forwarding header's word that
-// nobody checked. It is invalid when neither is an IP address.
-func Client(r *http.Request) netip.Addr {
-	if a, ok := r.Context().Value(clientKey{}).(netip.Addr); ok {
-		return a
-	}
-	a, _ := clientAddr(r.RemoteAddr)
-	return a
 }
 
 // Network is the network addr is counted in for per-network limits: its

@@ -151,20 +151,16 @@ func BenchmarkClientAddr(b *testing.B) {
 	}
 }
 
-func TestClient_ContextOrPeer(t *testing.T) {
+func TestClient_Peer(t *testing.T) {
 	t.Parallel()
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "[::ffff:10.0.0.1%eth0]:5000"
-	if got := Client(r); got != netip.MustParseAddr("10.0.0.1") {
-		t.Errorf("Client without context = %v, want the peer", got)
-	}
-	want := netip.MustParseAddr("203.0.113.7")
-	if got := Client(r.WithContext(WithClient(r.Context(), want))); got != want {
-		t.Errorf("Client = %v, want %v", got, want)
+	if got := ClientAddr(r.RemoteAddr, r.Header, nil); got != netip.MustParseAddr("10.0.0.1") {
+		t.Errorf("ClientAddr without trusted proxies = %v, want the peer", got)
 	}
 	r.RemoteAddr = "@"
-	if got := Client(r); got.IsValid() {
-		t.Errorf("Client of a Unix socket peer = %v, want none", got)
+	if got := ClientAddr(r.RemoteAddr, r.Header, nil); got.IsValid() {
+		t.Errorf("ClientAddr of a Unix socket peer = %v, want none", got)
 	}
 }
 
@@ -194,17 +190,15 @@ func TestBypass_MatchesClientFromContext(t *testing.T) {
 			if tt.xff != "" {
 				r.Header.Set("X-Forwarded-For", tt.xff)
 			}
-			r = r.WithContext(WithClient(r.Context(), ClientAddr(r.RemoteAddr, r.Header, testTrusted)))
-			if got := b.Match(r, "/events/"); got != tt.want {
+			if got := b.Match(r, ClientAddr(r.RemoteAddr, r.Header, testTrusted), "/events/"); got != tt.want {
 				t.Errorf("Match = %v, want %v", got, tt.want)
 			}
 		})
 	}
-	// The context's word beats the peer's address.
+	// The client given beats the peer's address.
 	r := httptest.NewRequest(http.MethodGet, "/events/", nil)
 	r.RemoteAddr = "198.51.100.9:5000"
-	r = r.WithContext(WithClient(r.Context(), netip.MustParseAddr("203.0.113.7")))
-	if b.Match(r, "/events/") {
+	if b.Match(r, netip.MustParseAddr("203.0.113.7"), "/events/") {
 		t.Error("bypassed on the peer address although the client is another")
 	}
 }

@@ -28,8 +28,8 @@
 // of X-Forwarded-For (else of Forwarded's for= values) that is not itself a
 // trusted proxy; a malformed or obfuscated entry ends the walk at the last
 // trusted address, and at most 32 entries are read. The front door computes
-// it once and puts it on the request (WithClient); the Bypass, limits, logs
-// and metrics read it back with Client. Network groups clients into the
+// it once and keeps it in the request's scope (waitroom.Scope, which this
+// package does not know); Bypass.Match is given it. Network groups clients into the
 // /24 or /56 that per-network limits count. Behind an L4 balancer,
 // ProxyProtocolListener reads the PROXY header (v1 or v2) from trusted
 // peers only, where it is required, so the connection's address is already

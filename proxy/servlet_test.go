@@ -73,7 +73,7 @@ func (s roomSite) serve(tb testing.TB, upstreamURL string) *httptest.Server {
 			return
 		}
 		route, _ := rt.Match(r.Host, clean)
-		if route.Room != "" && !b.Match(r, clean) {
+		if route.Room != "" && !b.Match(r, ClientAddr(r.RemoteAddr, r.Header, nil), clean) {
 			w.Header().Set("X-Room", route.Room)
 			http.Error(w, "queued", http.StatusServiceUnavailable)
 			return

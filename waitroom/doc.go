@@ -40,34 +40,57 @@
 // A visitor's request crosses these, in order:
 //
 //	proxy/connlimit.go         ConnLimit: connections per client network (opt-in)
+//	cmd/waitroom/frontdoor.go  withScope: the request's Scope (scope.go), before the access log
+//	cmd/waitroom/access.go     the access log: one line from the Scope once the answer is sent
 //	proxy/deadline.go          Deadlines: the body, the response, an upgraded socket's silence
-//	cmd/waitroom/frontdoor.go  frontDoor: strips Waitroom-Visitor/-Room, cleans the path,
-//	                           serves /.waitroom/*, routes, then bypasses, proxies or gates
+//	cmd/waitroom/frontdoor.go  frontDoor: strips Waitroom-Visitor/-Room, puts the client's
+//	                           address in the Scope, then acts on the route decision
+//	waitroom/door/route.go     Router.Route: the one decision, a door.Kind (endpoint, bad
+//	                           path, refused, no route, no room, bypass, room), shared by
+//	                           the front door, the auth endpoint and the middleware
 //	proxy/path.go              CleanPath: the one spelling that is matched and forwarded
 //	proxy/router.go            Router.Match: host, then the longest path prefix
 //	proxy/bypass.go            Bypass.Match: static paths, allowed networks, a secret header
-//	waitroom/gate.go           Gate.Serve: identify, decide, then next or an answer
+//	waitroom/gate.go           Gate.Serve (ServeFilled, Check): open the room, then serve:
+//	                           decide (decideRequest), Record the Outcome, answer (hold, admit)
 //	waitroom/preflight.go      a CORS preflight: to the site, bounded per network
 //	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
-//	waitroom/template.go       Gate.ServeFilled: a room filled in from a route's parameter
-//	waitroom/visit.go          visit: the store's decision, a fresh ticket when it changed,
-//	                           the answer's words (position, wait, when to ask again)
+//	waitroom/template.go       Rooms.Fill: a room filled in from a route's parameter
+//	waitroom/visit.go          visit: the guards, the store's decision, a fresh ticket when
+//	                           it changed, the answer's words (position, wait, when to ask again)
 //	waitroom/anchored.go       fromAnchor: a poll far back in line answered from its ticket's
 //	                           anchor and the tick's view, its mark sent with the tick (Touch)
 //	waitroom/store.go          Store.Decide: one atomic call
+//	waitroom/scope.go          Record: the Outcome (outcome.go) to the metrics and the Scope, once
 //	web/responder.go           the answer as the waiting page, JSON or a refusal
 //	web/fastpage.go            the built-in page from a plan: chunks and escaped values
 //	waitroom/socket.go         an admitted WebSocket: counted, held, closed with its session
 //	proxy/upstream.go          Upstream: the admitted request to the site, release by
-//	                           Waitroom-Command
+//	                           Waitroom-Command (cmd/waitroom/generation.go: command)
 //
-// Beside the request path: waitroom/endpoints.go (/.waitroom/status,
-// /leave and /enter), cmd/waitroom/auth.go (/.waitroom/auth, the decision
-// without the proxy, for nginx, Traefik and Envoy), web/assets.go
-// (/.waitroom/static/, the page's style and scripts by hash), web/client.go
-// (/.waitroom/client.js for SPAs), waitroom/rooms.go (Rooms: each room's live state, which outlives
-// reloads; the operators' actions are in operate.go), waitroom/admitter.go
-// (Rooms.Run: a ticker per room), waitroom/live.go (a room's limits in
-// effect, stats and history), cmd/waitroom/build.go (a configuration built
+// Beside the request path: waitroom/door/endpoints.go (Endpoints: everything
+// under /.waitroom/, for both doors), waitroom/endpoints.go (the gate's
+// /.waitroom/status, /leave and /enter), cmd/waitroom/auth.go
+// (/.waitroom/auth, the decision without the proxy, for nginx through
+// Gate.Check, Traefik and Envoy), waitroom/middleware (the same doors
+// in front of one http.Handler), web/assets.go (/.waitroom/static/, the
+// page's style and scripts by hash), web/client.go (/.waitroom/client.js for
+// SPAs), waitroom/rooms.go (Rooms: each room's live state, which outlives
+// reloads; the operators' actions, Release among them, are in operate.go),
+// waitroom/admitter.go (Rooms.Run: a ticker per room), waitroom/live.go (a
+// room's limits in effect, stats and history), waitroom/door/room.go
+// (BuildRoom: a room with its page, checked against each other, for the
+// gateway and the middleware), cmd/waitroom/build.go (a configuration built
 // once) and reload.go (a new generation swapped in whole).
+//
+// # Where a new guard goes
+//
+// A check on who may take or hold a place (a quota, a challenge, an
+// identity) belongs in visit.go, between the ticket and the store: visit
+// or settle sets visit.refused (an AnswerState) and the refusal reaches
+// the visitor through the one answer path, Outcome refused. A check on the
+// request itself, before any room (a path, a header), belongs in
+// door/route.go as a Kind, so every door applies it. A new Outcome is a
+// constant in outcome.go and, if the metrics should count it apart, a word
+// in waitroom/metrics (decisionOf).
 package waitroom

@@ -60,7 +60,7 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 	none := Answer{Room: lr.name, Template: lr.room().Template, Params: lr.room().Params, State: AnswerNone,
 		Refresh: lr.room().Refresh, ReturnTo: returnTo}
 	p := g.tickets.Read(r, lr.name)
-	note(r.Context(), lr.name, "poll", p.Ticket.Visitor)
+	g.record(r, lr, OutcomePoll, p.Ticket.Visitor)
 	if !p.Valid {
 		g.resp.Status(w, r, none)
 		return
@@ -106,7 +106,7 @@ func (g *Gate) Enter(w http.ResponseWriter, r *http.Request) {
 		g.resp.Status(w, r, a)
 		return
 	}
-	note(r.Context(), lr.name, "enter", vt.v.ID)
+	g.record(r, lr, OutcomeEnter, vt.v.ID)
 	a := g.answer(vt, returnTo)
 	if a.State.Refused() {
 		g.resp.Refused(w, r, a)
@@ -142,12 +142,12 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 	p := g.tickets.Read(r, lr.name)
 	if p.Valid {
 		id := p.Ticket.Visitor
-		note(r.Context(), lr.name, "left", id)
-		ctx := r.Context()
-		if p.Ticket.Admitted(time.Now()) {
-			ctx = withAdmission(ctx, Admission{Room: lr.name, Visitor: id, Ticket: p.Ticket.Number, Entered: p.Ticket.Entered})
+		g.record(r, lr, OutcomeLeft, id)
+		var entered time.Time // a session's start, for its length; zero for a place in line
+		if p.Ticket.Admitted(time.Now()) && p.Ticket.Entered > 0 {
+			entered = time.Unix(p.Ticket.Entered, 0)
 		}
-		err := g.rooms.Release(ctx, lr.name, id, "leave")
+		err := g.rooms.Release(r.Context(), lr.name, id, "leave", entered)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			g.log.Warn("releasing visitor", zap.String(fieldRoom, lr.name), zap.String(fieldVisitor, id), zap.Error(err))
 			g.resp.Error(w, r, http.StatusServiceUnavailable)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"go.uber.org/zap"
@@ -21,7 +20,6 @@ type Gate struct {
 	tickets    *Tickets
 	resp       Responder
 	roomOf     func(r *http.Request, refererPath string) string
-	client     func(r *http.Request) netip.Addr
 	networks   Networks
 	challenges *challenge.Issuer
 	log        *zap.Logger
@@ -38,9 +36,6 @@ type GateOptions struct {
 	// answer), for the visitor endpoints when a request does not say.
 	// Nil: they look at the visitor's tickets only.
 	RoomOf func(r *http.Request, refererPath string) string
-	// Client is the client's address as the front door worked it out
-	// (from trusted proxies' headers, or the peer). Nil reads the peer.
-	Client func(r *http.Request) netip.Addr
 	// Networks sizes the client networks per-client limits apply to.
 	Networks Networks
 	// Challenges issues and checks proofs of work for rooms with
@@ -53,7 +48,7 @@ type GateOptions struct {
 
 // NewGate builds a gate.
 func NewGate(o GateOptions) *Gate {
-	g := &Gate{rooms: o.Rooms, tickets: o.Tickets, resp: o.Responder, roomOf: o.RoomOf, client: o.Client,
+	g := &Gate{rooms: o.Rooms, tickets: o.Tickets, resp: o.Responder, roomOf: o.RoomOf,
 		networks: o.Networks, challenges: o.Challenges, log: o.Log}
 	if g.log == nil {
 		g.log = zap.NewNop()
@@ -70,13 +65,9 @@ func NewGate(o GateOptions) *Gate {
 // Serve handles a request for a route guarded by room; next proxies to the
 // upstream.
 func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next http.Handler) {
-	lr := g.rooms.get(room)
-	if lr == nil {
-		g.resp.Error(w, r, http.StatusNotFound)
-		return
+	if lr := g.open(w, r, "", room, nil); lr != nil {
+		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.respond})
 	}
-	lr.visited()
-	g.serve(w, r, lr, next)
 }
 
 // ServeFilled handles a request for a route whose room is a template
@@ -84,93 +75,153 @@ func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next h
 // creating the room on its first visit. Past the template's max_rooms in
 // use, the answer is the "full" refusal (503 with Retry-After), counted.
 func (g *Gate) ServeFilled(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
+	if lr := g.open(w, r, template, room, params); lr != nil {
+		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.respond})
+	}
+}
+
+// Check answers an auth check, nginx's auth_request, with the decision
+// Serve takes: through next (which answers 200) for a visitor inside, a
+// bare 401 otherwise; it joins nobody (the waiting page, fetched through
+// error_page, does that). template and params are "" and nil for a plain
+// room. Traefik's ForwardAuth and Envoy's ext_authz pass the gate's own
+// answer on to the client, so they use Serve and ServeFilled.
+func (g *Gate) Check(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
+	if lr := g.open(w, r, template, room, params); lr != nil {
+		g.serve(w, r, lr, next, mode{join: JoinNone, respond: unauthorized})
+	}
+}
+
+// mode is how a door asks: whether a newcomer joins, and how an answer
+// other than "in" is sent.
+type mode struct {
+	join    Join
+	respond func(http.ResponseWriter, *http.Request, Answer)
+}
+
+// unauthorized is an auth check's "not in": a bare 401 with the state.
+func unauthorized(w http.ResponseWriter, _ *http.Request, a Answer) {
+	w.Header().Set(StateHeader, string(a.State))
+	w.WriteHeader(http.StatusUnauthorized)
+}
+
+// open is the live room a request is for, filled from template when one
+// is given; nil when it answered the request itself (no such room, or
+// the template's max_rooms in use: the "full" page, even to an auth
+// check, as before Check had its own entry).
+func (g *Gate) open(w http.ResponseWriter, r *http.Request, template, room string, params []Param) *liveRoom {
+	if template == "" {
+		lr := g.rooms.get(room)
+		if lr == nil {
+			g.resp.Error(w, r, http.StatusNotFound)
+			return nil
+		}
+		lr.visited()
+		return lr
+	}
 	lr, err := g.rooms.Fill(r.Context(), template, room, params)
 	switch {
 	case errors.Is(err, ErrTooManyRooms):
 		g.respond(w, r, Answer{Room: room, Template: template, Params: params, State: AnswerFull,
 			RetryAfter: 30 * time.Second, StatusCode: http.StatusServiceUnavailable})
-		return
+		return nil
 	case err != nil:
 		g.resp.Error(w, r, http.StatusNotFound)
-		return
+		return nil
 	}
-	g.serve(w, r, lr, next)
+	return lr
 }
 
-func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler) {
-	room := lr.name
+// serve is a room's request, as httputil.ReverseProxy.ServeHTTP reads:
+// decide, record, answer.
+func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler, m mode) {
+	r, sc := Scoped(r)
 	if isPreflight(r) {
+		g.record(r, lr, OutcomePreflight, "")
 		g.preflight(w, r, lr, next)
 		return
 	}
-	obs, label := g.rooms.obs, lr.label()
-	// An auth check (nginx's auth_request) only asks whether the visitor is
-	// in: it joins nobody, and anything but "in" is a bare 401, whose
-	// waiting page nginx fetches by proxying the request here (error_page).
-	join, respond := JoinTicket, g.respond
-	if _, check := r.Context().Value(authCheck{}).(bool); check {
-		join = JoinNone
-		respond = func(w http.ResponseWriter, _ *http.Request, a Answer) {
-			w.Header().Set(StateHeader, string(a.State))
-			w.WriteHeader(http.StatusUnauthorized)
-		}
-	}
-	p := g.tickets.Read(r, room)
-	vt, err := g.visit(w, r, lr, p, join)
-	if err != nil {
-		obs.Request(label, "error")
-		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-			note(r.Context(), room, "error", "")
-			return // the visitor went away; nothing to answer
-		}
-		a, through := g.outage(lr, p, returnPath(r), err)
-		note(r.Context(), room, "hold", p.Ticket.Visitor)
-		if !through {
-			respond(w, r, a)
-			return
-		}
-		if p.Valid {
-			vouch(r, room, p.Ticket.Visitor)
-		}
-		next.ServeHTTP(w, r)
+	vt, o, err := g.decideRequest(w, r, lr, m.join)
+	g.record(r, lr, o, vt.v.ID)
+	switch o {
+	case OutcomeError:
+		return // the visitor went away; nothing to answer
+	case OutcomeHold:
+		g.hold(w, r, lr, vt.p, err, next, m)
 		return
 	}
-	if p.Refused {
-		obs.TicketRejected(p.Rejection)
-	}
-	if vt.refused != "" || vt.challenge != nil {
-		obs.Request(label, "refused")
-		note(r.Context(), room, "refused", "")
-		respond(w, r, g.answer(vt, returnPath(r)))
-		return
-	}
-	if !vt.fresh && vt.p.Valid && !vt.p.Cookie {
+	if o != OutcomeRefused && !vt.fresh && vt.p.Valid && !vt.p.Cookie {
 		// An app keeps its ticket in Waitroom-Token: give it back on every
 		// answer, so a client can always carry the latest one.
 		w.Header().Set(TokenHeader, vt.raw)
 	}
-	if vt.d.State != StateAdmitted {
-		obs.Request(label, "queued")
-		decision := "queued"
-		if vt.fresh && !vt.p.Valid {
-			decision = "joined" // a newcomer's first answer: its ticket
-		}
-		note(r.Context(), room, decision, vt.v.ID)
-		respond(w, r, g.answer(vt, returnPath(r)))
+	if o != OutcomeAdmitted {
+		m.respond(w, r, g.answer(vt, returnPath(r)))
 		return
 	}
-	obs.Request(label, "admitted")
-	note(r.Context(), room, "admitted", vt.v.ID)
-	if vt.d.Joined {
-		obs.Admitted(label)
+	g.admit(w, r, sc, vt, next)
+}
+
+// decideRequest is the gate's decision about a room's request: the
+// visit and its Outcome, with the store's error behind OutcomeHold.
+// vt.v.ID is the visitor the outcome is about, "" for none.
+func (g *Gate) decideRequest(w http.ResponseWriter, r *http.Request, lr *liveRoom, join Join) (visit, Outcome, error) {
+	p := g.tickets.Read(r, lr.name)
+	vt, err := g.visit(w, r, lr, p, join)
+	switch {
+	case err != nil && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return visit{}, OutcomeError, err
+	case err != nil:
+		return visit{p: p, v: Visitor{ID: p.Ticket.Visitor}}, OutcomeHold, err
 	}
-	vouch(r, room, vt.v.ID)
+	if p.Refused {
+		g.rooms.obs.TicketRejected(p.Rejection)
+	}
+	switch {
+	case vt.refused != "" || vt.challenge != nil:
+		vt.v.ID = "" // a refusal names nobody: no ticket was taken
+		return vt, OutcomeRefused, nil
+	case vt.d.State == StateAdmitted:
+		return vt, OutcomeAdmitted, nil
+	case vt.fresh && !vt.p.Valid:
+		return vt, OutcomeJoined, nil
+	}
+	return vt, OutcomeQueued, nil
+}
+
+// record is Record for a room's request.
+func (g *Gate) record(r *http.Request, lr *liveRoom, o Outcome, visitor string) {
+	Record(r, g.rooms.obs, lr.label(), lr.name, o, visitor)
+}
+
+// hold answers while the store cannot: the outage's answer, or through
+// to next on its word.
+func (g *Gate) hold(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Presented, err error, next http.Handler, m mode) {
+	a, through := g.outage(lr, p, returnPath(r), err)
+	if !through {
+		m.respond(w, r, a)
+		return
+	}
+	if p.Valid {
+		vouch(r, lr.name, p.Ticket.Visitor)
+	}
+	next.ServeHTTP(w, r)
+}
+
+// admit sends an admitted request on to next, telling the upstream who
+// it is and the request's scope what was admitted.
+func (g *Gate) admit(w http.ResponseWriter, r *http.Request, sc *Scope, vt visit, next http.Handler) {
+	lr := vt.lr
+	if vt.d.Joined {
+		g.rooms.obs.Admitted(lr.label())
+	}
+	vouch(r, lr.name, vt.v.ID)
 	ticket := vt.d.Ticket
 	if ticket == 0 {
 		ticket = vt.p.Ticket.Number
 	}
-	r = r.WithContext(withAdmission(r.Context(), Admission{Room: room, Visitor: vt.v.ID, Account: vt.account,
-		Ticket: ticket, Entered: enteredAt(vt.p, vt.d, time.Now())}))
+	sc.Admission = &Admission{Room: lr.name, Visitor: vt.v.ID, Account: vt.account,
+		Ticket: ticket, Entered: enteredAt(vt.p, vt.d, time.Now())}
 	if vt.fresh || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
 	}
@@ -179,17 +230,6 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		return
 	}
 	next.ServeHTTP(w, r)
-}
-
-type authCheck struct{}
-
-// AuthCheck marks r as an auth check, nginx's auth_request: the gate
-// answers 200 through next for a visitor inside, a bare 401 otherwise, and
-// joins nobody (the waiting page, fetched through error_page, does that).
-// Traefik's ForwardAuth and Envoy's ext_authz pass the gate's own answer on
-// to the client, so they need no mark.
-func AuthCheck(r *http.Request) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), authCheck{}, true))
 }
 
 // vouch tells the upstream who the admitted visitor is. Client-sent values

@@ -88,7 +88,7 @@ type outageCount struct {
 	n atomic.Int64
 }
 
-func (*outageCount) Request(string, string)             {}
+func (*outageCount) Request(string, waitroom.Outcome)   {}
 func (*outageCount) TicketRejected(string)              {}
 func (*outageCount) Admitted(string)                    {}
 func (*outageCount) Released(string, string)            {}

@@ -27,8 +27,8 @@ type Networks struct{ IPv4, IPv6 int }
 // unknown (a Unix socket, say).
 func (g *Gate) network(r *http.Request) netip.Prefix {
 	var a netip.Addr
-	if g.client != nil {
-		a = g.client(r)
+	if sc := ScopeOf(r.Context()); sc != nil && sc.Client.IsValid() {
+		a = sc.Client // as the front door believed it
 	} else if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		a = ap.Addr()
 	}

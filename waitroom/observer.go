@@ -6,8 +6,8 @@ import "time"
 // method must be cheap and safe for concurrent use; the waitroom/metrics
 // package implements it.
 type Observer interface {
-	// Request counts a request by decision: admitted, queued, bypass, error.
-	Request(room, decision string)
+	// Request counts a request by its Outcome (Record).
+	Request(room string, o Outcome)
 	// TicketRejected counts a ticket that came but did not decode.
 	TicketRejected(reason string)
 	// Admitted counts a visitor this instance let in at once on joining.
@@ -49,7 +49,7 @@ type Observer interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Request(string, string)             {}
+func (nopObserver) Request(string, Outcome)            {}
 func (nopObserver) TicketRejected(string)              {}
 func (nopObserver) Admitted(string)                    {}
 func (nopObserver) Released(string, string)            {}

@@ -3,6 +3,7 @@ package waitroom
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // The operators' actions (the admin API) and the releases the site and
@@ -70,17 +71,20 @@ func (rs *Rooms) AdmitNow(ctx context.Context, room string, n int) (Admitted, er
 }
 
 // Release ends a visitor's session or place; how says who asked
-// ("upstream", "leave", "admin"), for the metrics. It works for a room a
+// ("upstream", "leave", "admin"), for the metrics, and entered when the
+// session began, for its length (zero: unknown, or a place in line). It works for a room a
 // reload removed too: a site may still release the people it served. It
 // does not refresh the view: a site's checkouts must not cost two more
 // store calls each. Errors: ErrNotFound (no such visitor), the store's.
-func (rs *Rooms) Release(ctx context.Context, room, visitor, how string) error {
+func (rs *Rooms) Release(ctx context.Context, room, visitor, how string, entered time.Time) error {
 	rs.sessions.Load().drop(room, visitor)
 	if err := rs.store.Release(ctx, room, visitor); err != nil {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
 	rs.obs.Released(rs.labelOf(room), how)
-	rs.noteSessionEnd(ctx, room)
+	if !entered.IsZero() {
+		rs.obs.SessionEnded(rs.labelOf(room), max(time.Since(entered), 0))
+	}
 	return nil
 }
 

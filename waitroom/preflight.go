@@ -27,8 +27,6 @@ func isPreflight(r *http.Request) bool {
 // asked lately is refused with 429. A flood therefore costs the site at
 // most preflight_limit requests per network, whatever it varies.
 func (g *Gate) preflight(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler) {
-	g.rooms.obs.Request(lr.label(), "preflight")
-	note(r.Context(), lr.name, "preflight", "")
 	dropUpgrade(r.Header)
 	key := preflightKey(lr.name, r)
 	if limit := lr.room().PreflightLimit; !limit.IsUnlimited() {

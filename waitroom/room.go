@@ -130,8 +130,8 @@ type Room struct {
 	Mode       Mode
 	Schedule   Schedule
 	// Refresh is how often a waiting visitor asks again, and Title the
-	// room's display name; both come from the room's page section, which
-	// the web package owns.
+	// room's display name; these four come from the room's page section,
+	// which the web package owns, copied in by door.BuildRoom only.
 	Refresh    time.Duration
 	RefreshMax time.Duration // the longest poll interval far back in line
 	Title      string

@@ -1,7 +1,6 @@
 package waitroom
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"sync"
@@ -81,8 +80,9 @@ func (r *waitRing) quantiles(now time.Time) (p50, p90 time.Duration, ok bool) {
 }
 
 // Admission is what the gate knows of an admitted request, carried in its
-// context to what serves it: the pass signer (who it is for) and whoever
-// ends the session on its behalf (a release, a leave; for SessionEnded).
+// Scope to what serves it: the pass signer (who it is for) and whoever
+// ends the session on its behalf (a release; its Entered for
+// Rooms.Release).
 type Admission struct {
 	Room    string
 	Visitor string
@@ -92,26 +92,4 @@ type Admission struct {
 	Ticket  int64
 	// Entered is when the session began (unix seconds), 0 when unknown.
 	Entered int64
-}
-
-type admissionKey struct{}
-
-// withAdmission is ctx carrying a.
-func withAdmission(ctx context.Context, a Admission) context.Context {
-	return context.WithValue(ctx, admissionKey{}, a)
-}
-
-// AdmissionOf is the admission the gate put in an admitted request's
-// context; ok is false for any other request.
-func AdmissionOf(ctx context.Context) (Admission, bool) {
-	a, ok := ctx.Value(admissionKey{}).(Admission)
-	return a, ok
-}
-
-// noteSessionEnd records the length of a session ended by a release, when
-// ctx knows when it began.
-func (rs *Rooms) noteSessionEnd(ctx context.Context, room string) {
-	if a, ok := AdmissionOf(ctx); ok && a.Entered > 0 {
-		rs.obs.SessionEnded(rs.labelOf(room), max(time.Since(time.Unix(a.Entered, 0)), 0))
-	}
 }

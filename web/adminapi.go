@@ -314,7 +314,7 @@ func (a *admin) release(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "visitor: must be a visitor id (the Waitroom-Visitor header the site received)")
 		return
 	}
-	err := a.Rooms.Release(r.Context(), name, body.Visitor, "admin")
+	err := a.Rooms.Release(r.Context(), name, body.Visitor, "admin", time.Time{}) // when it began is not known here
 	switch {
 	case errors.Is(err, waitroom.ErrNotFound):
 		apiError(w, http.StatusNotFound, "visitor: no session or place in "+quote(name))

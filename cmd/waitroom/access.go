@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,28 +91,37 @@ type accessEntry struct {
 	Visitor  string  `json:"visitor,omitempty"`
 }
 
-// wrap logs each request next serves. The front door tells the upstream
-// (by setUpstream) and the gate the room and decision (waitroom.Note).
+// wrap logs each request next serves, from its waitroom.Scope: the
+// client and upstream the front door put there, the room, outcome and
+// visitor the gate or the front door recorded (waitroom.Record).
 func (l *accessLog) wrap(next http.Handler) http.Handler {
 	if l == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n := &accessNote{}
-		r = r.WithContext(withAccess(waitroom.WithNote(r.Context(), &n.Note), n))
+		r, sc := waitroom.Scoped(r)
 		cw := &countingWriter{ResponseWriter: w}
 		next.ServeHTTP(cw, r)
-		if n.Decision == "" {
-			n.Decision = "none" // refused before routing, or no route
+		o := sc.Outcome
+		if o == "" {
+			o = waitroom.OutcomeNone // refused before routing, or no route
 		}
-		if (n.Decision == "poll" || n.Decision == "queued") && l.c.PollSample < 1 && rand.Float64() >= l.c.PollSample {
+		if (o == waitroom.OutcomePoll || o == waitroom.OutcomeQueued) && l.c.PollSample < 1 && rand.Float64() >= l.c.PollSample {
 			return
 		}
+		client := ""
+		if sc.Client.IsValid() {
+			client = sc.Client.String()
+		}
+		room := sc.Room
+		if sc.Outcome == "" {
+			room = "" // nothing was decided in the route's room
+		}
 		l.write(accessEntry{
-			Time: start.UTC().Format(time.RFC3339Nano), Client: n.client, Method: r.Method, Host: r.Host,
-			Path: r.URL.Path, Room: n.Room, Decision: n.Decision, Status: cw.code(), Bytes: cw.n,
-			Duration: float64(time.Since(start).Microseconds()) / 1000, Upstream: n.upstream, Visitor: n.Visitor,
+			Time: start.UTC().Format(time.RFC3339Nano), Client: client, Method: r.Method, Host: r.Host,
+			Path: r.URL.Path, Room: room, Decision: string(o), Status: cw.code(), Bytes: cw.n,
+			Duration: float64(time.Since(start).Microseconds()) / 1000, Upstream: sc.Upstream, Visitor: sc.Visitor,
 		}, r)
 	})
 }
@@ -143,40 +151,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// accessNote is the request's Note plus what the front door knows.
-type accessNote struct {
-	waitroom.Note
-	client, upstream string
-}
-
-type accessKey struct{}
-
-func withAccess(ctx context.Context, n *accessNote) context.Context {
-	return context.WithValue(ctx, accessKey{}, n)
-}
-
-// setClient and setUpstream tell the access log the client's address
-// (as the front door believed it) and the upstream that served the request.
-func setClient(ctx context.Context, client string) {
-	if n, ok := ctx.Value(accessKey{}).(*accessNote); ok {
-		n.client = client
-	}
-}
-
-// setDecision records what the front door decided without the gate: a
-// route without a room ("proxied") or a bypass rule ("bypass").
-func setDecision(ctx context.Context, room, decision string) {
-	if n, ok := ctx.Value(accessKey{}).(*accessNote); ok {
-		n.Room, n.Decision = room, decision
-	}
-}
-
-func setUpstream(ctx context.Context, name string) {
-	if n, ok := ctx.Value(accessKey{}).(*accessNote); ok {
-		n.upstream = name
-	}
 }
 
 // countingWriter counts what a response sent, for the access log.

@@ -182,3 +182,27 @@ func TestAccessLog_Combined(t *testing.T) {
 		t.Fatalf("combined line: %q", line)
 	}
 }
+
+// The access log names what happened in the words the metrics use: a
+// bypass rule's request is "bypass" (whichever door it came by), a route
+// without a room "proxied".
+func TestAccessLog_BypassAndProxied(t *testing.T) {
+	_, site := newUpstream(t)
+	path := filepath.Join(t.TempDir(), "access.log")
+	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 1"), "log: { level: error }",
+		fmt.Sprintf("log: { level: error, access: { enabled: true, path: %q } }", path), 1)
+	cfg = strings.Replace(cfg, "paths: [/static/]", "paths: [/static/, /events/public/]", 1)
+	_, base := startGateway(t, cfg)
+	newVisitor(t, base).get("/events/public/a")
+	newVisitor(t, base).get("/about")
+	newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth", "X-Original-URI", "/events/public/a")
+	lines := readAccess(t, path)
+	if len(lines) != 3 {
+		t.Fatalf("%d lines for 3 requests", len(lines))
+	}
+	for i, want := range []string{"bypass", "proxied", "bypass"} {
+		if lines[i]["decision"] != want {
+			t.Errorf("line %d: %v, want decision %q", i, lines[i], want)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	}
 	gen := a.current()
 	a.server = &http.Server{
-		Handler:           chain(&frontDoor{app: a}, a.access.wrap, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
+		Handler:           chain(&frontDoor{app: a}, withScope, a.access.wrap, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
 		ReadHeaderTimeout: cfg.server.readHeader,
 		IdleTimeout:       cfg.server.idle,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,

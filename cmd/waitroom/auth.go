@@ -7,11 +7,8 @@ import (
 
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/door"
 )
-
-// authPath decides for a proxy in front without proxying anything: nginx's
-// auth_request, Traefik's ForwardAuth, Envoy's ext_authz (any method).
-const authPath = waitroom.Prefix + "auth"
 
 // auth answers an auth request about the original request it names, routed
 // and gated exactly as the proxy would: 200 with the headers to copy
@@ -26,45 +23,54 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
 	}
-	clean, err := proxy.CleanPath(orig.URL.Path)
-	if err != nil {
+	d := f.router.Route(orig)
+	orig.URL.Path, orig.URL.RawPath = d.Path, ""
+	switch d.Kind {
+	case door.KindBadPath:
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
-	}
-	orig.URL.Path, orig.URL.RawPath = clean, ""
-	allow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, h := range []string{waitroom.VisitorHeader, waitroom.RoomHeader, proxy.PassHeader} {
-			if v := r.Header.Get(h); v != "" {
-				w.Header().Set(h, v)
-			}
+	case door.KindRefused:
+		// Never 2xx: the front door refuses this path. nginx takes
+		// anything but 2xx, 401 and 403 for its own error.
+		if nginx {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
 		}
-		w.WriteHeader(http.StatusOK)
-	})
-	route, matched := f.cfg.router.Match(orig.Host, clean)
-	switch {
-	case matched && route.Refused:
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
-	case !matched || route.Room == "" || f.cfg.bypass.Match(orig, clean):
-		allow.ServeHTTP(w, orig) // not a room's: waitroom has nothing against it
+	case door.KindRoom:
+	case door.KindNoRoom, door.KindBypass:
+		f.through(orig, d)
+		allow(w, orig)
+		return
+	default:
+		allow(w, orig) // not a room's: waitroom has nothing against it
 		return
 	}
 	withPass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if mk := f.pass(route.Upstream); mk != nil {
+		if mk := f.pass(d.Upstream); mk != nil {
 			if p := mk(r); p != "" {
 				r.Header.Set(proxy.PassHeader, p)
 			}
 		}
-		allow.ServeHTTP(w, r)
+		allow(w, r)
 	})
 	if nginx {
-		orig = waitroom.AuthCheck(orig)
-	}
-	if route.Template != "" {
-		f.gate.ServeFilled(w, orig, route.Template, route.Room, params(route.Params), withPass)
+		f.gate.Check(w, orig, d.Template, d.Room, d.Params, withPass)
 		return
 	}
-	f.gate.Serve(w, orig, route.Room, withPass)
+	f.gateRoute(w, orig, d, withPass)
+}
+
+// allow is an auth request's yes: 200 with the headers the gate set on
+// the original request, for the proxy to copy on to the site.
+func allow(w http.ResponseWriter, r *http.Request) {
+	for _, h := range []string{waitroom.VisitorHeader, waitroom.RoomHeader, proxy.PassHeader} {
+		if v := r.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // originalRequest rebuilds the request an auth request is about: from
@@ -80,12 +86,8 @@ func originalRequest(r *http.Request) (*http.Request, bool, bool) {
 			host = h
 		}
 	}
-	if rest, ok := strings.CutPrefix(r.URL.Path, authPath); uri == "" && ok && strings.HasPrefix(rest, "/") {
-		// Envoy's ext_authz sends the original path after its path_prefix.
-		uri = rest
-		if r.URL.RawQuery != "" {
-			uri += "?" + r.URL.RawQuery
-		}
+	if uri == "" {
+		uri = envoyURI(r)
 	}
 	if uri == "" || !strings.HasPrefix(uri, "/") || len(uri) > 8<<10 {
 		return nil, nginx, false
@@ -104,4 +106,21 @@ func originalRequest(r *http.Request) (*http.Request, bool, bool) {
 		orig.Header.Del(h)
 	}
 	return orig, nginx, true
+}
+
+// envoyURI is the original request Envoy's ext_authz names after its
+// path_prefix: taken from the request as sent, so an escaped slash in it
+// still reads as one; from the cleaned path when that spells it otherwise.
+func envoyURI(r *http.Request) string {
+	if rest, ok := strings.CutPrefix(r.RequestURI, door.AuthPath); ok && strings.HasPrefix(rest, "/") {
+		return rest
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, door.AuthPath)
+	if !ok || !strings.HasPrefix(rest, "/") {
+		return ""
+	}
+	if r.URL.RawQuery != "" {
+		rest += "?" + r.URL.RawQuery
+	}
+	return rest
 }

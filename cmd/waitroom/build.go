@@ -10,6 +10,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
+	"github.com/waitroom/waitroom/waitroom/door"
 	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
@@ -94,7 +95,8 @@ func build(c *Config) (*Settings, error) {
 	}
 	s.pages = make(map[string]web.Page, len(c.Rooms))
 	for _, name := range sortedKeys(c.Rooms) {
-		room, page, err := c.Rooms[name].build(name)
+		rc := c.Rooms[name]
+		room, page, err := door.BuildRoom(name, rc.RoomConfig, rc.Page)
 		p.Nest("rooms."+name+".", err)
 		s.rooms = append(s.rooms, room)
 		s.pages[name] = page
@@ -126,23 +128,6 @@ func buildRoutes(p *conf.Problems, c *Config, upstreams map[string]proxy.Upstrea
 	rt, err := proxy.BuildRouter(c.Routes, origins, keySet(c.Rooms))
 	p.Nest("", err)
 	return rt
-}
-
-// build makes the room and its page; the two sections check each other.
-func (r RoomConfig) build(name string) (waitroom.Room, web.Page, error) {
-	var p conf.Problems
-	room, err := r.RoomConfig.Build(name)
-	p.Nest("", err)
-	page, perr := r.Page.Build()
-	p.Nest("page.", perr)
-	// A visitor far back polls every page.refresh_max; dropping it sooner
-	// than two missed polls would drop people still watching their page.
-	if err == nil && room.Limits.AbandonAfter < 2*page.RefreshMax {
-		p.Add("abandon_after", "must be at least twice page.refresh_max (%s), got %q", r.Page.RefreshMax, r.AbandonAfter)
-	}
-	room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
-	room.Limits.PlaceWithin = waitroom.PlaceWithin(room.Limits.AbandonAfter, page.Refresh)
-	return room, page, p.Err()
 }
 
 func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {

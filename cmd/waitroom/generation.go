@@ -12,6 +12,7 @@ import (
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
+	"github.com/waitroom/waitroom/waitroom/door"
 	"github.com/waitroom/waitroom/waitroom/pass"
 	"github.com/waitroom/waitroom/waitroom/pattern"
 	"github.com/waitroom/waitroom/web"
@@ -30,11 +31,15 @@ type generation struct {
 	gate      *waitroom.Gate
 	upstreams map[string]*proxy.Upstream
 	signer    *pass.Signer // nil without pass.key_files
+	router    *door.Router
+	endpoints *door.Endpoints
+	obs       waitroom.Observer // the app's metrics
 }
 
 // build makes the generation for settings s; a is the application it serves.
 func (a *App) build(s *Settings) (*generation, error) {
-	g := &generation{cfg: s, log: a.log, signer: s.signer}
+	g := &generation{cfg: s, log: a.log, signer: s.signer, obs: a.metrics,
+		router: &door.Router{Routes: s.router, Bypass: s.bypass}}
 	keys := s.keys
 	if len(keys) == 0 {
 		keys = []waitroom.KeyPair{a.randomKeys()}
@@ -58,22 +63,21 @@ func (a *App) build(s *Settings) (*generation, error) {
 	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.roomOf, Client: proxy.Client, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
+		RoomOf: g.router.RoomOf, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
 	})
+	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth)}
 	if err := g.buildUpstreams(a); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// roomOf is the room of the route a Referer path points into.
-func (g *generation) roomOf(r *http.Request, path string) string {
-	clean, err := proxy.CleanPath(path)
-	if err != nil {
-		return ""
+// jwks is the key set handler of the generation; 404 without passes.
+func (g *generation) jwks() http.Handler {
+	if g.signer == nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.pages.Error(w, r, http.StatusNotFound) })
 	}
-	route, _ := g.cfg.router.Match(r.Host, clean)
-	return route.Room
+	return g.signer.JWKSHandler()
 }
 
 func (g *generation) buildUpstreams(a *App) error {
@@ -141,7 +145,7 @@ func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd
 		switch cmd {
 		case "release":
 			g.tickets.Expire(res.Header, room)
-			err = rooms.Release(ctx, room, visitor, "upstream")
+			err = rooms.Release(ctx, room, visitor, "upstream", sessionStart(r, visitor))
 			if errors.Is(err, waitroom.ErrNotFound) {
 				err = nil
 			}
@@ -160,6 +164,16 @@ func (g *generation) command(rooms *waitroom.Rooms) func(res *http.Response, cmd
 	}
 }
 
+// sessionStart is when the session of the admitted request r (to which the
+// upstream answered) began; zero when unknown.
+func sessionStart(r *http.Request, visitor string) time.Time {
+	sc := waitroom.ScopeOf(r.Context())
+	if sc == nil || sc.Admission == nil || sc.Admission.Visitor != visitor || sc.Admission.Entered <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sc.Admission.Entered, 0)
+}
+
 // pass makes the admission pass for requests to the upstream name: for
 // that site (aud), the room, the visitor (or its account) and its ticket.
 // Signing is cached per session by the signer, not done per request.
@@ -168,10 +182,11 @@ func (g *generation) pass(name string) func(r *http.Request) string {
 		return nil
 	}
 	return func(r *http.Request) string {
-		a, ok := waitroom.AdmissionOf(r.Context())
-		if !ok {
+		sc := waitroom.ScopeOf(r.Context())
+		if sc == nil || sc.Admission == nil {
 			return "" // through on an outage's word: no admission to vouch for
 		}
+		a := sc.Admission
 		sub := a.Visitor
 		if a.Account != "" {
 			sub = a.Account

@@ -247,3 +247,30 @@ func TestTemplate_CostPerRoom(t *testing.T) {
 		t.Fatalf("a room costs more than bounded: heap %d, Redis %d bytes", (int64(h1)-int64(h0))/n, (r1-r0)/n)
 	}
 }
+
+// The auth endpoint refuses what the front door refuses: a template
+// path with an escaped slash in its value names no room, so it is never
+// allowed (2xx) and makes no room; nginx is told 401 (it takes anything
+// else for an error), the others 404.
+func TestTemplate_AuthRefusesEncodedSlash(t *testing.T) {
+	_, site := newUpstream(t)
+	app, base := startGateway(t, templateConfig(site.URL, "    max_active: 100"))
+	const uri = "/events/a%2Fb/"
+	for _, c := range []struct {
+		name string
+		path string
+		hdr  []string
+		want int
+	}{
+		{"nginx", "/.waitroom/auth", []string{"X-Original-URI", uri, "X-Original-Method", "GET"}, http.StatusUnauthorized},
+		{"traefik", "/.waitroom/auth", []string{"X-Forwarded-Uri", uri, "X-Forwarded-Method", "GET"}, http.StatusNotFound},
+		{"envoy", "/.waitroom/auth" + uri, nil, http.StatusNotFound},
+	} {
+		if r := newVisitor(t, base).do(http.MethodGet, c.path, c.hdr...); r.status != c.want {
+			t.Errorf("%s: %d, want %d", c.name, r.status, c.want)
+		}
+	}
+	if code, v, body := newAdmin(t, app).do("GET", "/admin/api/rooms", ""); code != 200 || len(v["rooms"].([]any)) != 0 {
+		t.Fatalf("rooms after refused auth requests: %d %s", code, body)
+	}
+}

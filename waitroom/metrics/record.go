@@ -10,13 +10,10 @@ import (
 )
 
 // Request counts one request through the gate of room ("" for a route
-// without a room) with its decision: "admitted" (passed to the upstream
-// inside a session), "queued" (got the waiting page or its JSON), "bypass"
-// (let through by a bypass rule), "refused" (turned away: a quota, a full
-// line, a challenge), "preflight" (a CORS preflight, which no room holds)
-// or "error" (the store failed and store.on_error decided).
-func (m *Metrics) Request(room, decision string) {
-	if m == nil {
+// without a room) by its outcome, under the decision label of decisionOf.
+func (m *Metrics) Request(room string, o waitroom.Outcome) {
+	decision := decisionOf(o)
+	if m == nil || decision == "" {
 		return
 	}
 	room = label(room)
@@ -25,6 +22,31 @@ func (m *Metrics) Request(room, decision string) {
 		return
 	}
 	m.requests.WithLabelValues(room, decision).Inc()
+}
+
+// decisionOf is the decision label o is counted under: "admitted" (passed
+// to the upstream inside a session), "queued" (got the waiting page or its
+// JSON), "bypass" (sent on without a room's line), "refused" (turned away:
+// a quota, a full line, a challenge), "preflight" (a CORS preflight) or
+// "error" (the store failed, or the visitor went away). The labels predate
+// waitroom.Outcome and dashboards query them (deploy/grafana), so three
+// outcomes keep the older, coarser word: a newcomer's first answer
+// (joined) is "queued", a store failure (hold) is "error", a route without
+// a room (proxied) is "bypass". The visitor endpoints' outcomes (poll,
+// enter, left) and none are not counted here: "". Any other value is its
+// own label.
+func decisionOf(o waitroom.Outcome) string {
+	switch o {
+	case waitroom.OutcomeJoined:
+		return "queued"
+	case waitroom.OutcomeHold:
+		return "error"
+	case waitroom.OutcomeProxied:
+		return "bypass"
+	case waitroom.OutcomePoll, waitroom.OutcomeEnter, waitroom.OutcomeLeft, waitroom.OutcomeNone, "":
+		return ""
+	}
+	return string(o)
 }
 
 // TicketRejected counts a ticket (cookie or Waitroom-Token) that was sent but

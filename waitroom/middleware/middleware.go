@@ -15,10 +15,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/door"
 	"github.com/waitroom/waitroom/waitroom/memstore"
 	"github.com/waitroom/waitroom/web"
 )
@@ -48,7 +50,10 @@ type Room struct {
 	gate  *waitroom.Gate
 	pages *web.Pages
 	store waitroom.Store
-	owned bool
+	// router and endpoints are the gateway's, over this one room.
+	router    *door.Router
+	endpoints *door.Endpoints
+	owned     bool
 }
 
 // New builds the room; the error lists every problem of its settings.
@@ -63,16 +68,10 @@ func New(o Options) (*Room, error) {
 	if o.Cookie != nil {
 		cc = *o.Cookie
 	}
-	room, err := rc.Build(o.Name)
+	room, page, err := door.BuildRoom(o.Name, rc, pc)
 	if err != nil {
 		return nil, fmt.Errorf("room %q: %w", o.Name, err)
 	}
-	page, err := pc.Build()
-	if err != nil {
-		return nil, fmt.Errorf("room %q: page: %w", o.Name, err)
-	}
-	room.Refresh, room.RefreshMax, room.Title, room.Message = page.Refresh, page.RefreshMax, page.Title, page.Message
-	room.Limits.PlaceWithin = waitroom.PlaceWithin(room.Limits.AbandonAfter, page.Refresh)
 	cookie, keys, err := cc.Build()
 	if err != nil {
 		return nil, fmt.Errorf("cookie: %w", err)
@@ -96,6 +95,8 @@ func New(o Options) (*Room, error) {
 	r.rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
 	r.gate = waitroom.NewGate(waitroom.GateOptions{Rooms: r.rooms, Tickets: tickets,
 		Responder: web.NewResponder(pages, map[string]web.Page{o.Name: page}), Log: o.Log})
+	r.router = &door.Router{Room: o.Name}
+	r.endpoints = &door.Endpoints{Gate: r.gate, Pages: pages}
 	return r, nil
 }
 
@@ -111,20 +112,16 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 		// Only the gate may say who a visitor is.
 		req.Header.Del(waitroom.VisitorHeader)
 		req.Header.Del(waitroom.RoomHeader)
-		switch req.URL.Path {
-		case waitroom.StatusPath:
-			r.gate.Status(w, req)
-		case waitroom.LeavePath:
-			r.gate.Leave(w, req)
-		case waitroom.EnterPath:
-			r.gate.Enter(w, req)
-		case waitroom.Prefix + "client.js":
-			r.pages.Client(w, req)
+		req = req.WithContext(waitroom.WithScope(req.Context(), &waitroom.Scope{Room: r.name}))
+		// The gateway's decision with one room: the site keeps the path
+		// as sent; waitroom's own paths are read cleaned.
+		switch d := r.router.Route(req); d.Kind {
+		case door.KindBadPath:
+			r.pages.Error(w, req, http.StatusBadRequest)
+		case door.KindEndpoint:
+			req.URL.Path, req.URL.RawPath = d.Path, ""
+			r.endpoints.ServeHTTP(w, req)
 		default:
-			if web.IsStatic(req.URL.Path) {
-				r.pages.Static(w, req) // the waiting page's style and scripts
-				return
-			}
 			r.gate.Serve(w, req, r.name, next)
 		}
 	})
@@ -132,9 +129,14 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 
 // Release ends the session of the visitor (the Waitroom-Visitor header
 // next received), when the site is done with it: the next in line goes in
-// at the next tick. Errors: waitroom.ErrNotFound, the store's.
+// at the next tick. Given the admitted request's context, the session's
+// length is measured too. Errors: waitroom.ErrNotFound, the store's.
 func (r *Room) Release(ctx context.Context, visitor string) error {
-	return r.rooms.Release(ctx, r.name, visitor, "upstream")
+	var entered time.Time
+	if sc := waitroom.ScopeOf(ctx); sc != nil && sc.Admission != nil && sc.Admission.Visitor == visitor && sc.Admission.Entered > 0 {
+		entered = time.Unix(sc.Admission.Entered, 0)
+	}
+	return r.rooms.Release(ctx, r.name, visitor, "upstream", entered)
 }
 
 // Close closes the store if New made it.

@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/middleware"
+	"github.com/waitroom/waitroom/web"
 )
 
 func Example() {
@@ -95,5 +97,51 @@ func TestMiddleware_HoldsTheLine(t *testing.T) {
 	}
 	if s := state(b, "/x"); s != "site" || inside == first {
 		t.Fatalf("the second visitor after admission: %s", s)
+	}
+}
+
+// The middleware checks a room against its page as the gateway does: a
+// visitor far back polls every page.refresh_max, so abandon_after must be
+// at least twice that.
+func TestMiddleware_AbandonAfterAgainstRefreshMax(t *testing.T) {
+	cfg, page := waitroom.DefaultRoom(), web.DefaultPage()
+	cfg.AbandonAfter, page.RefreshMax = "40s", "30s"
+	_, err := middleware.New(middleware.Options{Name: "concert", Room: &cfg, Page: &page})
+	if err == nil || !strings.Contains(err.Error(), "abandon_after") {
+		t.Fatalf("abandon_after 40s with page.refresh_max 30s: %v, want an abandon_after problem", err)
+	}
+}
+
+// The middleware reads /.waitroom/ as the gateway's front door does: on
+// the cleaned path, whatever its case, and never hands it to the site.
+func TestMiddleware_WaitroomPathsAsTheGatewayReadsThem(t *testing.T) {
+	room, err := middleware.New(middleware.Options{Name: "concert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer room.Close()
+	var reached []string
+	srv := httptest.NewServer(room.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached = append(reached, r.URL.Path)
+	})))
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/.waitroom//status?room=concert": http.StatusOK,
+		"/.WAITROOM/status?room=concert":  http.StatusNotFound,
+		"/.Waitroom/nothing":              http.StatusNotFound,
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		req.Header.Set("Accept", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+	if len(reached) != 0 {
+		t.Fatalf("waitroom's own paths reached the site: %q", reached)
 	}
 }
