@@ -68,7 +68,7 @@ func (rt *Router) Route(r *http.Request) Route {
 		return d
 	}
 	m, ok := rt.Routes.Match(r.Host, clean)
-	d.Room, d.Template, d.Upstream, d.Params = m.Room, m.Template, m.Upstream, params(m.Params)
+	d.Room, d.Template, d.Upstream, d.Params = m.Room, m.Template, m.Upstream, m.Params
 	switch {
 	case !ok:
 		d.Kind = KindNoRoute
@@ -117,16 +117,4 @@ func client(r *http.Request) netip.Addr {
 
 func encodedSlash(r *http.Request) bool {
 	return r.URL.RawPath != "" && strings.Contains(strings.ToLower(r.URL.RawPath), "%2f")
-}
-
-// params are the router's path parameters as the gate takes them.
-func params(ps []proxy.Param) []waitroom.Param {
-	if ps == nil {
-		return nil
-	}
-	out := make([]waitroom.Param, len(ps))
-	for i, p := range ps {
-		out[i] = waitroom.Param{Name: p.Name, Value: p.Value}
-	}
-	return out
 }
