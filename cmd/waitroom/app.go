@@ -93,9 +93,11 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		a.hooks.claimer = a.redis // one instance sends each event
 	}
 	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms"), Notifier: a.hooks})
+	// The error returns below set a to nil; close the App they built half.
+	built := a
 	defer func() {
 		if err != nil {
-			_ = a.Close()
+			_ = built.Close()
 		}
 	}()
 	// The API rooms, if the store says which now; otherwise they come in
