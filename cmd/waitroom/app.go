@@ -58,6 +58,7 @@ type App struct {
 	redirect   *http.Server
 	redirectLn net.Listener
 	shutdown   time.Duration
+	lameDuck   *lameDuck // server.shutdown_delay
 
 	keysOnce sync.Once
 	keys     waitroom.KeyPair
@@ -72,7 +73,7 @@ type App struct {
 // NewApp wires loaded settings into a gateway and opens its listeners, so
 // their addresses are known before Run.
 func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
-	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown}
+	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown, lameDuck: newLameDuck(cfg.server.delay)}
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
 	}
@@ -190,6 +191,9 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 	if a.gen.Load() == nil {
 		return nil, errors.New("no configuration loaded")
 	}
+	if err := a.lameDuck.ready(); err != nil {
+		return nil, err
+	}
 	if err := a.store.Ping(ctx); err != nil {
 		if a.readyRequiresStore {
 			return nil, err
@@ -265,9 +269,12 @@ func (a *App) AdminAddr() net.Addr {
 }
 
 // Run serves visitors and the admin API and runs the admitters until ctx is
-// done, then drains in-flight requests for up to server.shutdown_timeout.
-// SIGHUP, and a change of the watched file, reload the configuration.
+// done and server.shutdown_delay has passed, then drains in-flight requests
+// for up to server.shutdown_timeout. SIGHUP, and a change of the watched
+// file, reload the configuration.
 func (a *App) Run(ctx context.Context) error {
+	ctx, stopLameDuck := a.lameDuck.wrap(ctx, a.log)
+	defer stopLameDuck()
 	a.log.Info("waitroom listening", zap.String("addr", a.Addr().String()),
 		zap.Int("rooms", len(a.current().cfg.Rooms)), zap.String("version", buildVersion()))
 	hup, stop := hangups()
