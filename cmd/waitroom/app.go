@@ -57,6 +57,7 @@ type App struct {
 	redirect   *http.Server
 	redirectLn net.Listener
 	shutdown   time.Duration
+	lameDuck   *lameDuck // server.shutdown_delay
 
 	keysOnce sync.Once
 	keys     waitroom.KeyPair
@@ -71,7 +72,7 @@ type App struct {
 // NewApp wires loaded settings into a gateway and opens its listeners, so
 // their addresses are known before Run.
 func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
-	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown}
+	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown, lameDuck: newLameDuck(cfg.server.delay)}
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
 	}
@@ -91,9 +92,11 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		a.hooks.claimer = c // a shared store: one instance sends each event
 	}
 	a.rooms = waitroom.NewRooms(waitroom.RoomsOptions{Store: a.store, Observer: a.metrics, Log: log.Named("rooms"), Notifier: a.hooks})
+	// The error returns below set a to nil; close the App they built half.
+	built := a
 	defer func() {
 		if err != nil {
-			_ = a.Close()
+			_ = built.Close()
 		}
 	}()
 	// The API rooms, if the store says which now; otherwise they come in
@@ -186,6 +189,9 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 	if a.gen.Load() == nil {
 		return nil, errors.New("no configuration loaded")
 	}
+	if err := a.lameDuck.ready(); err != nil {
+		return nil, err
+	}
 	if err := a.store.Ping(ctx); err != nil {
 		if a.readyRequiresStore {
 			return nil, err
@@ -271,9 +277,12 @@ func (a *App) AdminAddr() net.Addr {
 }
 
 // Run serves visitors and the admin API and runs the admitters until ctx is
-// done, then drains in-flight requests for up to server.shutdown_timeout.
-// SIGHUP, and a change of the watched file, reload the configuration.
+// done and server.shutdown_delay has passed, then drains in-flight requests
+// for up to server.shutdown_timeout. SIGHUP, and a change of the watched
+// file, reload the configuration.
 func (a *App) Run(ctx context.Context) error {
+	ctx, stopLameDuck := a.lameDuck.wrap(ctx, a.log)
+	defer stopLameDuck()
 	a.log.Info("waitroom listening", zap.String("addr", a.Addr().String()),
 		zap.Int("rooms", len(a.current().cfg.Rooms)), zap.String("version", buildVersion()))
 	hup, stop := hangups()

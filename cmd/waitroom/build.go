@@ -45,6 +45,7 @@ type Settings struct {
 // serverSettings is the server section, built.
 type serverSettings struct {
 	readHeader, idle, shutdown time.Duration
+	delay                      time.Duration // server.shutdown_delay
 	deadlines                  proxy.Deadlines
 }
 
@@ -135,6 +136,7 @@ func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {
 		readHeader: p.Duration("server.read_header_timeout", s.ReadHeaderTimeout, time.Nanosecond),
 		idle:       p.Duration("server.idle_timeout", s.IdleTimeout, time.Nanosecond),
 		shutdown:   p.Duration("server.shutdown_timeout", s.ShutdownTimeout, time.Nanosecond),
+		delay:      p.Duration("server.shutdown_delay", s.ShutdownDelay, 0),
 	}
 	out.deadlines = proxy.Deadlines{
 		Read:  p.Duration("server.read_timeout", s.ReadTimeout, time.Nanosecond),

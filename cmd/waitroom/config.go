@@ -58,6 +58,11 @@ type ServerConfig struct {
 	MaxHeaderBytes int `mapstructure:"max_header_bytes" yaml:"max_header_bytes" json:"max_header_bytes"`
 	// ShutdownTimeout is how long SIGTERM waits for in-flight requests. Default "30s".
 	ShutdownTimeout string `mapstructure:"shutdown_timeout" yaml:"shutdown_timeout" json:"shutdown_timeout"`
+	// ShutdownDelay is the lame-duck period before that drain: /readyz
+	// answers 503 while every request is still served, so load balancers
+	// and Kubernetes endpoints stop sending traffic first. Default "0s":
+	// a single instance has nobody to tell.
+	ShutdownDelay string `mapstructure:"shutdown_delay" yaml:"shutdown_delay" json:"shutdown_delay"`
 	// TrustedProxies are the peers (CIDRs or addresses) whose forwarding
 	// headers (X-Forwarded-For, Forwarded) and PROXY-protocol headers are
 	// believed: the client's address is the rightmost hop that is not one of
@@ -132,7 +137,7 @@ func DefaultConfig() Config {
 		Listen: ":8080",
 		Server: ServerConfig{
 			ReadHeaderTimeout: "10s", IdleTimeout: "120s", ReadTimeout: "60s", WriteTimeout: "60s", MaxHeaderBytes: 64 << 10,
-			ShutdownTimeout: "30s", TrustedProxies: []string{},
+			ShutdownTimeout: "30s", ShutdownDelay: "0s", TrustedProxies: []string{},
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
 		Admin:    AdminConfig{Listen: "127.0.0.1:9090"},

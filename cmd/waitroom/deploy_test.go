@@ -142,7 +142,7 @@ func TestDeploy_Kubernetes(t *testing.T) {
 	// The config directory is mounted whole (a subPath would never see a
 	// ConfigMap update), and --config names the file in it.
 	args := strings.Join(toStrings(list(at(c, "args"))), " ")
-	if mounts["/etc/waitroom"] == "" || !strings.Contains(args, "--config /etc/waitroom/waitroom.yaml") || !strings.Contains(args, "--watch") {
+	if mounts["/etc/waitroom"] == "" || !strings.Contains(args, "--config /etc/waitroom/waitroom.yaml") {
 		t.Errorf("args %q, mounts %v", args, mounts)
 	}
 	for _, m := range list(at(c, "volumeMounts")) {
@@ -197,14 +197,15 @@ func toStrings(l []any) []string {
 	return out
 }
 
-// The systemd unit reloads by SIGHUP and keeps its hardening.
+// The systemd unit reads its configuration as a credential and keeps its
+// hardening (TestSystemd_UnitRunsAsDynamicUser runs it).
 func TestDeploy_Systemd(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "systemd", "waitroom.service"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	unit := string(b)
-	for _, want := range []string{"ExecReload=/bin/kill -HUP $MAINPID", "ExecStart=/usr/local/bin/waitroom serve --config ",
+	for _, want := range []string{"LoadCredential=config:", "ExecStart=/usr/local/bin/waitroom serve --config %d/config",
 		"NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "DynamicUser=yes", "CapabilityBoundingSet=CAP_NET_BIND_SERVICE"} {
 		if !strings.Contains(unit, want) {
 			t.Errorf("the unit lacks %q", want)
