@@ -114,8 +114,21 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := a.listen(cfg, log); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// listen makes the visitor and admin servers and opens their listeners,
+// with PROXY protocol and the per-client connection cap under the visitor
+// listener and TLS when configured.
+func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 	gen := a.current()
 	a.server = &http.Server{
+		// Outermost first: the scope exists before the access log wraps
+		// the request (the log reads it when the response is done), and
+		// the recoverer sits inside both, so a panic's 502 is logged.
 		Handler:           chain(&frontDoor{app: a}, withScope, a.access.wrap, cfg.server.deadlines.Handler, recoverer(log, gen.pages)),
 		ReadHeaderTimeout: cfg.server.readHeader,
 		IdleTimeout:       cfg.server.idle,
@@ -123,7 +136,7 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		ErrorLog:          stdLog(log.Named("http")),
 	}
 	if a.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", cfg.Listen, err)
+		return fmt.Errorf("listening on %s: %w", cfg.Listen, err)
 	}
 	if cfg.Server.ProxyProtocol {
 		a.listener = proxy.ProxyProtocolListener(a.listener, cfg.trusted, cfg.server.readHeader)
@@ -133,10 +146,10 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		Trusted: cfg.trusted, OnRefuse: a.connRefused,
 	}.Listener(a.listener)
 	if err := a.listenTLS(cfg, log); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.Admin.Listen == "" {
-		return a, nil
+		return nil
 	}
 	a.admin = &http.Server{
 		Handler: web.NewAdmin(web.AdminOptions{
@@ -148,9 +161,9 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 		ErrorLog: stdLog(log.Named("admin")),
 	}
 	if a.adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
-		return nil, fmt.Errorf("listening on admin.listen %s: %w", cfg.Admin.Listen, err)
+		return fmt.Errorf("listening on admin.listen %s: %w", cfg.Admin.Listen, err)
 	}
-	return a, nil
+	return nil
 }
 
 // openStore opens the store the configuration names. A Redis that does not
