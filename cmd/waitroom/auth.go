@@ -13,10 +13,12 @@ import (
 // auth answers an auth request about the original request it names, routed
 // and gated exactly as the proxy would: 200 with the headers to copy
 // (Set-Cookie, Waitroom-Pass, Waitroom-Visitor, Waitroom-Room) for a
-// visitor inside, a route without a room or a bypass; otherwise, for nginx
-// (X-Original-URI), a bare 401 that its error_page turns into a request for
-// the waiting page; for the others, the waiting answer itself, which they
-// pass on to the client.
+// visitor inside, a route without a room, a bypass or a path no route
+// has; otherwise, for nginx (X-Original-URI), a bare 401 that its
+// error_page turns into a request for the waiting page; for the others
+// (Traefik's forwardAuth, Envoy's ext_authz), the waiting answer itself,
+// which they pass on to the client, never with a 2xx status, which both
+// take for "allowed".
 func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 	orig, nginx, ok := originalRequest(r)
 	if !ok {
@@ -26,28 +28,31 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 	d := f.router.Route(orig)
 	orig.URL.Path, orig.URL.RawPath = d.Path, ""
 	switch d.Kind {
+	case door.KindRoom:
+	case door.KindNoRoom, door.KindBypass:
+		f.through(orig, d)
+		allow(w, orig)
+		return
+	case door.KindNoRoute:
+		allow(w, orig) // not a room's: waitroom has nothing against it
+		return
 	case door.KindBadPath:
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
-	case door.KindRefused:
-		// Never 2xx: the front door refuses this path. nginx takes
-		// anything but 2xx, 401 and 403 for its own error.
+	default:
+		// Refused, waitroom's own paths, and any kind added later: never
+		// 2xx, since the front door does not send these to the site.
+		// nginx takes anything but 2xx, 401 and 403 for its own error.
 		if nginx {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
-	case door.KindRoom:
-	case door.KindNoRoom, door.KindBypass:
-		f.through(orig, d)
-		allow(w, orig)
-		return
-	default:
-		allow(w, orig) // not a room's: waitroom has nothing against it
-		return
 	}
+	nw := &notYet{ResponseWriter: w}
 	withPass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nw.admitted = true
 		if mk := f.pass(d.Upstream); mk != nil {
 			if p := mk(r); p != "" {
 				r.Header.Set(proxy.PassHeader, p)
@@ -59,8 +64,39 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.gate.Check(w, orig, d.Template, d.Room, d.Params, withPass)
 		return
 	}
-	f.gateRoute(w, orig, d, withPass)
+	f.gateRoute(nw, orig, d, withPass)
 }
+
+// notYet turns a waiting answer's 2xx (a room's status_code, 200 by
+// default) into 429 for forwardAuth and ext_authz, which let any 2xx
+// through to the site; the body and headers (the ticket's Set-Cookie) stay
+// the waiting answer, which they pass on to the client. Only an admitted
+// visitor's allow (admitted set) answers 200.
+type notYet struct {
+	http.ResponseWriter
+	admitted, wrote bool
+}
+
+func (w *notYet) WriteHeader(code int) {
+	if !w.admitted && !w.wrote && code >= 200 && code < 300 {
+		code = http.StatusTooManyRequests
+		if w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", "1")
+		}
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *notYet) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *notYet) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // allow is an auth request's yes: 200 with the headers the gate set on
 // the original request, for the proxy to copy on to the site.
@@ -80,6 +116,11 @@ func allow(w http.ResponseWriter, r *http.Request) {
 func originalRequest(r *http.Request) (*http.Request, bool, bool) {
 	uri, method, host := r.Header.Get("X-Original-URI"), r.Header.Get("X-Original-Method"), r.Host
 	nginx := uri != ""
+	if nginx && r.Header.Get("X-Forwarded-Uri") != "" {
+		// A proxy sends one of the two; both means a client added one
+		// that its proxy passed along, and neither can be believed.
+		return nil, nginx, false
+	}
 	if !nginx {
 		uri, method = r.Header.Get("X-Forwarded-Uri"), r.Header.Get("X-Forwarded-Method")
 		if h := r.Header.Get("X-Forwarded-Host"); h != "" {
@@ -102,25 +143,21 @@ func originalRequest(r *http.Request) (*http.Request, bool, bool) {
 	orig := r.Clone(r.Context())
 	orig.Method, orig.URL, orig.Host, orig.RequestURI = method, u, host, uri
 	orig.Body, orig.ContentLength = http.NoBody, 0
-	for _, h := range []string{"X-Original-URI", "X-Original-Method", "X-Forwarded-Uri", "X-Forwarded-Method", "X-Forwarded-Host"} {
+	// The pass is the gate's to set: a client's own must never come back
+	// in allow's headers for the proxy to copy on to the site.
+	for _, h := range []string{"X-Original-URI", "X-Original-Method", "X-Forwarded-Uri", "X-Forwarded-Method", "X-Forwarded-Host", proxy.PassHeader} {
 		orig.Header.Del(h)
 	}
 	return orig, nginx, true
 }
 
 // envoyURI is the original request Envoy's ext_authz names after its
-// path_prefix: taken from the request as sent, so an escaped slash in it
-// still reads as one; from the cleaned path when that spells it otherwise.
+// path_prefix, taken from the request as sent, so an escaped slash in it
+// still reads as one. Any other spelling (an absolute form) names none: a
+// decoded path could not tell an escaped slash from a real one.
 func envoyURI(r *http.Request) string {
 	if rest, ok := strings.CutPrefix(r.RequestURI, door.AuthPath); ok && strings.HasPrefix(rest, "/") {
 		return rest
 	}
-	rest, ok := strings.CutPrefix(r.URL.Path, door.AuthPath)
-	if !ok || !strings.HasPrefix(rest, "/") {
-		return ""
-	}
-	if r.URL.RawQuery != "" {
-		rest += "?" + r.URL.RawQuery
-	}
-	return rest
+	return ""
 }

@@ -217,8 +217,11 @@ func TestNginx_AuthRequestFIFO(t *testing.T) {
 
 // The auth endpoint's answers to Traefik and Envoy (X-Forwarded-*): a
 // visitor inside gets 200 with the headers to copy, a waiting one the
-// waiting answer itself, a bypass or a route without a room 200, a path
-// no route has 200 (not waitroom's), a refused template value 404.
+// waiting answer itself at 429 (both proxies let any 2xx through to the
+// site), a bypass or a route without a room 200, a path no route has 200
+// (not waitroom's), a refused template value 404; waitroom's own paths are
+// never allowed, a client's own Waitroom-Pass never comes back, and a
+// client's X-Original-URI beside its proxy's X-Forwarded-Uri is refused.
 func TestAuth_ForwardAuthAnswers(t *testing.T) {
 	_, site := newUpstream(t)
 	app, base := startGateway(t, gwConfig(site.URL, "    max_active: 1\n    tick: 50ms"))
@@ -236,8 +239,22 @@ func TestAuth_ForwardAuthAnswers(t *testing.T) {
 	}
 	out := newVisitor(t, base)
 	r = ask(out, "/events/1", "Accept", "application/json")
-	if r.status != 200 || r.state() != "waiting" || r.header.Get("Waitroom-State") != "waiting" {
+	if r.status != http.StatusTooManyRequests || r.state() != "waiting" || r.header.Get("Waitroom-State") != "waiting" || r.header.Get("Retry-After") == "" {
 		t.Fatalf("a waiting visitor: %d %v %v", r.status, r.json, r.header)
+	}
+	if r := ask(out, "/events/1"); r.status != http.StatusTooManyRequests || !strings.Contains(r.body, "<html") {
+		t.Fatalf("a waiting visitor's page: %d", r.status)
+	}
+	for _, uri := range []string{"/.waitroom/x", "/.WAITROOM/x", "/.waitroom;a/x", "/.waitroom"} {
+		if r := ask(newVisitor(t, base), uri); r.status/100 == 2 {
+			t.Errorf("waitroom's own path %s allowed: %d", uri, r.status)
+		}
+	}
+	if r := ask(newVisitor(t, base), "/about", "Waitroom-Pass", "forged.by.client"); r.status != 200 || r.header.Get("Waitroom-Pass") != "" {
+		t.Errorf("a client's own pass came back: %d %q", r.status, r.header.Get("Waitroom-Pass"))
+	}
+	if r := ask(out, "/events/1", "X-Original-URI", "/about"); r.status != http.StatusBadRequest {
+		t.Errorf("a client's X-Original-URI beside X-Forwarded-Uri: %d", r.status)
 	}
 	for uri, want := range map[string]int{"/static/a.css": 200, "/about": 200} {
 		if r := ask(newVisitor(t, base), uri); r.status != want || r.header.Get("Waitroom-Visitor") != "" {
