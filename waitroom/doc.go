@@ -28,12 +28,17 @@
 //
 // # The store contract
 //
-// store.go holds the whole of it: the Store interface (Decide on every
-// request the gate cannot answer alone; Touch and Admit on every tick;
-// AdmitN, Shuffle, Release and the override for operators; Stats and
-// Ping), the values it takes and returns, and the sentinel errors. Every method is atomic, so any number of gateways that
-// share a store keep one line. memstore keeps it in process; redisstore in
-// Redis, one Lua script per change; storetest holds both to it.
+// store.go holds the whole of it: Store, the embedding of one interface
+// per concern (Line: Decide on every request the gate cannot answer alone,
+// Touch and Admit on every tick, AdmitN, Shuffle, Release and Stats;
+// Overrides: an operator's runtime changes; Guards: sockets, allowances
+// and template use; DefinitionStore: rooms made through the API) with Ping
+// and Close; the values they take and return; the sentinel errors; and As,
+// which finds what only some stores offer (a webhook claimer, a
+// certificate cache) through wrappers. Every method is atomic, so any
+// number of gateways that share a store keep one line. memstore keeps it
+// in process; redisstore in Redis, one Lua script per change; storetest
+// holds both to it.
 //
 // # The request path, by file
 //
@@ -90,7 +95,9 @@
 // or settle sets visit.refused (an AnswerState) and the refusal reaches
 // the visitor through the one answer path, Outcome refused. A check on the
 // request itself, before any room (a path, a header), belongs in
-// door/route.go as a Kind, so every door applies it. A new Outcome is a
+// door/route.go as a Kind, so every door applies it: the three switches
+// on it (cmd/waitroom/frontdoor.go, auth.go, middleware.go) refuse a kind
+// they do not list. A new Outcome is a
 // constant in outcome.go and, if the metrics should count it apart, a word
 // in waitroom/metrics (decisionOf).
 package waitroom

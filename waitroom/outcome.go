@@ -7,7 +7,8 @@ type Outcome string
 
 // The outcomes. The gate's come from Gate.serve and the visitor
 // endpoints; OutcomeProxied and OutcomeBypass from the front door, which
-// sends a request to its upstream without the gate.
+// sends a request to its upstream without the gate, and the auth
+// endpoint, which allows it.
 const (
 	OutcomeNone      Outcome = "none"      // answered before routing, or no route
 	OutcomeProxied   Outcome = "proxied"   // a route without a room

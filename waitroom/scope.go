@@ -9,7 +9,7 @@ import (
 )
 
 // Scope is the facts of one request, set once where it enters (the
-// gateway's front door, the middleware's Handler) and filled as it goes:
+// gateway's outermost handler, the middleware's Handler) and filled as it goes:
 // who sent it, where it goes, what became of it. It travels in the
 // request's context under one key; the access log reads it when the
 // response is done, the pass signer and the upstream's commands read its

@@ -285,8 +285,8 @@ func (s Stats) Progress() Progress {
 // limits. Time comes from the store, never from the caller. Store, the
 // embedding of the interfaces below, is the whole contract that memstore,
 // redisstore and the metrics wrapper implement; storetest.Run holds both
-// stores to it. A consumer that needs one concern asks for its interface.
-// What only some stores offer (a webhook claimer, a certificate cache) is
+// stores to it. The concerns are apart so that a new consumer can ask for
+// the one it needs. What only some stores offer (a webhook claimer, a certificate cache) is
 // found with As.
 type Store interface {
 	Line

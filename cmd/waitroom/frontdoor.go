@@ -35,19 +35,21 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// router saw is what the upstream gets.
 	r.URL.Path, r.URL.RawPath = d.Path, ""
 	switch d.Kind {
-	case door.KindBadPath:
-		f.pages.Error(w, r, http.StatusBadRequest)
-	case door.KindEndpoint:
-		f.endpoints.ServeHTTP(w, r)
-	case door.KindRefused, door.KindNoRoute:
-		// Refused: the path fits a room template's route but its value
-		// cannot name a room; it must not fall through to another route.
-		f.pages.Error(w, r, http.StatusNotFound)
+	case door.KindRoom:
+		f.gateRoute(w, r, d, f.upstreams[d.Upstream])
 	case door.KindNoRoom, door.KindBypass:
 		f.through(r, d)
 		f.upstreams[d.Upstream].ServeHTTP(w, r)
+	case door.KindEndpoint:
+		f.endpoints.ServeHTTP(w, r)
+	case door.KindBadPath:
+		f.pages.Error(w, r, http.StatusBadRequest)
 	default:
-		f.gateRoute(w, r, d, f.upstreams[d.Upstream])
+		// Refused (the path fits a room template's route but its value
+		// cannot name a room; it must not fall through to another
+		// route), no route, and any kind added later: nothing reaches
+		// the site unless a case above says so.
+		f.pages.Error(w, r, http.StatusNotFound)
 	}
 }
 
@@ -58,7 +60,11 @@ func (f *generation) through(r *http.Request, d door.Route) {
 	if d.Kind == door.KindNoRoom {
 		o = waitroom.OutcomeProxied
 	}
-	waitroom.Record(r, f.obs, d.Room, d.Room, o, "")
+	label := d.Room // a filled room counts under its template's name
+	if d.Template != "" {
+		label = d.Template
+	}
+	waitroom.Record(r, f.obs, label, d.Room, o, "")
 }
 
 // withScope gives each request its waitroom.Scope before anything reads

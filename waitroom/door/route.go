@@ -13,8 +13,10 @@ import (
 type Kind int
 
 // The kinds of request. Each door answers them alike except where its
-// caller's language differs (the auth endpoint allows what the front door
-// proxies).
+// caller's language differs: the auth endpoint allows what the front door
+// proxies (no room, a bypass) and what is not the gateway's to judge (no
+// route). Every door's switch lists the kinds it lets through and refuses
+// the rest, so a kind added here is refused until a door says otherwise.
 const (
 	KindRoom     Kind = iota // a room's route: the gate decides
 	KindEndpoint             // waitroom's own path under /.waitroom/: Endpoints

@@ -116,13 +116,17 @@ func (r *Room) Handler(next http.Handler) http.Handler {
 		// The gateway's decision with one room: the site keeps the path
 		// as sent; waitroom's own paths are read cleaned.
 		switch d := r.router.Route(req); d.Kind {
-		case door.KindBadPath:
-			r.pages.Error(w, req, http.StatusBadRequest)
+		case door.KindRoom:
+			r.gate.Serve(w, req, r.name, next)
 		case door.KindEndpoint:
 			req.URL.Path, req.URL.RawPath = d.Path, ""
 			r.endpoints.ServeHTTP(w, req)
+		case door.KindBadPath:
+			r.pages.Error(w, req, http.StatusBadRequest)
 		default:
-			r.gate.Serve(w, req, r.name, next)
+			// A kind this door does not know refuses: a new check in
+			// door.Router must never open the room by default.
+			r.pages.Error(w, req, http.StatusNotFound)
 		}
 	})
 }
