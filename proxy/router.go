@@ -91,7 +91,7 @@ func routeProblems(routes []RouteConfig, upstreams map[string]string, rooms map[
 		if rooms != nil && rc.Room != "" && !has(rooms, rc.Room) {
 			p.Add(key+".room", "unknown room %q (known: %s)", rc.Room, names(rooms))
 		}
-		pair := [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
+		pair := rc.Place()
 		if j, dup := seen[pair]; dup {
 			// A conflict: each route is fine alone, and the admin API
 			// answers 409 for one that takes a pair in service.
@@ -237,6 +237,12 @@ func hostOnly(h string) string {
 
 // normalizeHost is hostOnly for configured names, plus lower case.
 func normalizeHost(h string) string { return lowerASCII(hostOnly(h)) }
+
+// Place is the host and path prefix rc claims, as the router compares
+// them: two routes with one Place collide.
+func (rc RouteConfig) Place() [2]string {
+	return [2]string{normalizeHost(rc.Host), lowerASCII(rc.Path)}
+}
 
 // checkHost returns why h is not usable as a route host, or "" when it is.
 func checkHost(h string) string {

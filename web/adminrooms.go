@@ -110,7 +110,11 @@ func (a *admin) answerDefine(w http.ResponseWriter, what string, err error) bool
 	case err == nil:
 		return true
 	case errors.As(err, &problems):
-		writeJSON(w, problemStatus[problems.Kind], map[string]any{"error": problems.Error(), "problems": problems.Problems})
+		status, ok := problemStatus[problems.Kind]
+		if !ok {
+			status = http.StatusBadRequest // a kind the table does not know yet
+		}
+		writeJSON(w, status, map[string]any{"error": problems.Error(), "problems": problems.Problems})
 	case errors.As(err, &conflict):
 		apiError(w, http.StatusConflict, conflict.Reason)
 	case errors.Is(err, waitroom.ErrExists):

@@ -136,15 +136,25 @@ func merge(file *Config, defs map[string]apiRoom, skipped map[string]error) *Con
 // routes (by index, in merge's order), each keyed as in the definition's
 // body, its kind kept.
 func blame(problems []conf.Problem, file *Config, defs map[string]apiRoom, skipped map[string]error) map[string]error {
-	type route struct{ room, key string } // the owner, and the key in its body
-	routes := map[string]route{}          // by the key in the merged list
+	routes := map[string]routeOwner{} // by the key in the merged list
+	first := map[[2]string]routeOwner{}
+	for i, rc := range file.Routes {
+		first[rc.Place()] = routeOwner{key: fmt.Sprintf("routes[%d]", i)}
+	}
 	i := len(file.Routes)
 	for _, name := range sortedKeys(defs) {
 		if skipped[name] != nil {
 			continue
 		}
-		for j := range defs[name].Routes {
-			routes[fmt.Sprintf("routes[%d]", i)] = route{name, fmt.Sprintf("routes[%d]", j)}
+		for j, rt := range defs[name].Routes {
+			o := routeOwner{room: name, key: fmt.Sprintf("routes[%d]", j)}
+			place := proxy.RouteConfig{Host: rt.Host, Path: rt.Path}.Place()
+			if prev, ok := first[place]; ok {
+				o.collides = &prev
+			} else {
+				first[place] = o
+			}
+			routes[fmt.Sprintf("routes[%d]", i)] = o
 			i++
 		}
 	}
@@ -162,7 +172,12 @@ func blame(problems []conf.Problem, file *Config, defs map[string]apiRoom, skipp
 			}
 		}
 		for key, rt := range routes {
-			if rel, ok := p.Under(key); ok {
+			rel, ok := p.Under(key)
+			switch {
+			case !ok:
+			case rel.Key() == "" && rel.Kind == conf.Conflict && rt.collides != nil:
+				owe(rt.room, "", rt.collision())
+			default:
 				owe(rt.room, rt.key, rel)
 			}
 		}
@@ -172,6 +187,30 @@ func blame(problems []conf.Problem, file *Config, defs map[string]apiRoom, skipp
 		out[name] = ps.Err()
 	}
 	return out
+}
+
+// routeOwner is an API room's route: its room, its key in the room's
+// body, and the route it collides with, if one took its place first.
+type routeOwner struct {
+	room, key string
+	collides  *routeOwner
+}
+
+// collision words a route collision in the body's own terms: the merged
+// list's index the router named means nothing to the room's author. A
+// body that repeats its own route is invalid, not a conflict: nothing in
+// service stands in its way.
+func (o routeOwner) collision() conf.Problem {
+	var p conf.Problems
+	switch c := o.collides; {
+	case c.room == o.room:
+		p.Add(o.key, "same host and path as %s of this room", c.key)
+	case c.room == "":
+		p.Conflict(o.key, "same host and path as the file's %s", c.key)
+	default:
+		p.Conflict(o.key, "same host and path as %s of room %s", c.key, c.room)
+	}
+	return conf.Split(p.Err())[0]
 }
 
 // markSources says where each room in service comes from, for the admin

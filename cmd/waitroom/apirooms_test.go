@@ -111,6 +111,7 @@ func TestAPIRooms_Refusals(t *testing.T) {
 		{"POST", "/admin/api/rooms", `{"name":"concert","routes":[{"path":"/x/","upstream":"site"}]}`, 409, "configuration file"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/events/","upstream":"site"}]}`, 409, "same host and path"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/x/","upstream":"site"},{"path":"/festival/","upstream":"site"}]}`, 409, "routes[1]: same host and path"},
+		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/dup/","upstream":"site"},{"path":"/dup/","upstream":"site"}]}`, 400, "routes[1]: same host and path as routes[0] of this room"},
 		{"POST", "/admin/api/rooms", `{"name":"x","max_active":-1,"routes":[{"path":"/events/","upstream":"site"}]}`, 409, "max_active: must be >= 0"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/x/","upstream":"site"},{"path":"/y/","upstream":"nowhere"}]}`, 400, "routes[1].upstream: unknown upstream"},
 		{"PUT", "/admin/api/rooms/concert", `{"routes":[{"path":"/x/","upstream":"site"}]}`, 409, "configuration file"},
@@ -129,6 +130,11 @@ func TestAPIRooms_Refusals(t *testing.T) {
 	}
 	if code, _, body := admin.do("POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/y/","upstream":"site"}]}`); code != 409 {
 		t.Fatalf("the same name again: %d %s", code, body)
+	}
+	// A room that sorts before x and takes x's route must not push x out
+	// of service: compose leaves out the later name of two that collide.
+	if code, _, body := admin.do("POST", "/admin/api/rooms", `{"name":"a","routes":[{"path":"/x/","upstream":"site"}]}`); code != 409 || !strings.Contains(body, "room x") {
+		t.Fatalf("a room taking x's route: %d %s", code, body)
 	}
 	code, v, _ := admin.do("GET", "/admin/api/rooms", "")
 	sources := map[string]string{}
@@ -174,7 +180,7 @@ func TestCompose_BlamesByKeyAndKeepsKinds(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("skipped by key: %v, want %v", got, want)
 	}
-	if text := conf.Lines("", c.skipped["clash"]); len(text) != 1 || !strings.HasPrefix(text[0], "routes[1]: same host and path as routes[0]") {
+	if text := conf.Lines("", c.skipped["clash"]); len(text) != 1 || !strings.HasPrefix(text[0], "routes[1]: same host and path as the file's routes[0]") {
 		t.Errorf("the clash reads %q", text)
 	}
 	if r, ok := refusal(c.skipped["clash"]).(*web.RoomProblems); !ok || r.Kind != conf.Conflict {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -146,6 +147,9 @@ func (a *App) DefineRoom(ctx context.Context, name string, body []byte, replace 
 	if problems := c.skipped[name]; problems != nil {
 		return refusal(problems)
 	}
+	if err := a.displaces(c, name); err != nil {
+		return err
+	}
 	mode := waitroom.PutCreate
 	if replace {
 		mode = waitroom.PutReplace
@@ -196,5 +200,25 @@ func (a *App) DeleteRoom(ctx context.Context, name string) error {
 		return err
 	}
 	a.log.Info("API room deleted", zap.String("room", name))
+	return nil
+}
+
+// displaces refuses a definition of name that would push another API
+// room out of service: compose leaves out whichever of two colliding
+// rooms sorts later, which need not be the newcomer, and a room in service
+// must never lose its routes to a later request (README: a route another
+// room has is refused). Called under reloadMu.
+func (a *App) displaces(c composed, name string) error {
+	for _, other := range sortedKeys(c.skipped) {
+		if other == name {
+			continue
+		}
+		if _, served := a.current().cfg.Rooms[other]; !served {
+			continue // left out already: nothing in service changes
+		}
+		var p conf.Problems
+		p.Conflict("routes", "collides with room %s, which is in service: %s", other, strings.Join(conf.Lines("", c.skipped[other]), "; "))
+		return refusal(p.Err())
+	}
 	return nil
 }
