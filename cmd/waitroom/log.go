@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -36,43 +38,76 @@ func newLogger(c LogConfig) (*zap.Logger, error) {
 const redacted = "REDACTED"
 
 // writeRedacted prints the effective configuration as YAML with every
-// secret replaced, so it can be pasted into a ticket or a chat.
+// secret replaced, so it can be pasted into a ticket or a chat. It goes by
+// the keys' names, not a list of fields, so a secret a later section adds
+// is redacted too: the value of every key in secretKeys (each item of a
+// list), and the password of every URL that carries one (a webhook's, a
+// Redis address's).
 func writeRedacted(w io.Writer, cfg *Config) error {
 	c := *cfg
-	c.Cookie.HashKeys = redactAll(c.Cookie.HashKeys)
-	c.Cookie.BlockKeys = redactAll(c.Cookie.BlockKeys)
-	if c.Bypass.Header.Secret != "" {
-		c.Bypass.Header.Secret = redacted
+	c.Store.Redis.Addrs = redisstore.RedactAddrs(c.Store.Redis.Addrs) // its own address forms too
+	var doc yaml.Node
+	b, err := yaml.Marshal(&c)
+	if err == nil {
+		err = yaml.Unmarshal(b, &doc)
 	}
-	if c.Admin.Token != "" {
-		c.Admin.Token = redacted
+	if err != nil {
+		return fmt.Errorf("printing configuration: %w", err)
 	}
-	if c.Store.Redis.Password != "" {
-		c.Store.Redis.Password = redacted
-	}
-	c.Store.Redis.Addrs = redisstore.RedactAddrs(c.Store.Redis.Addrs)
-	rooms := make(map[string]RoomConfig, len(c.Rooms))
-	for name, rc := range c.Rooms {
-		if rc.Identity.Secret != "" {
-			rc.Identity.Secret = redacted
-		}
-		rooms[name] = rc
-	}
-	c.Rooms = rooms
+	redactNode(&doc, false)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return fmt.Errorf("printing configuration: %w", err)
 	}
 	return enc.Close()
 }
 
-func redactAll(in []string) []string {
-	out := make([]string, len(in))
-	for i := range in {
-		out[i] = redacted
+// secretKeys are the configuration keys whose values are secrets, in any
+// section: cookie keys, tokens, passwords, webhook and identity secrets.
+// Keys ending in _file name a file, which is no secret.
+var secretKeys = map[string]bool{"hash_keys": true, "block_keys": true, "secret": true, "token": true,
+	"password": true, "release_token": true}
+
+// redactNode replaces, below n, the values of secretKeys (secret: n is
+// one) and the passwords in URLs.
+func redactNode(n *yaml.Node, secret bool) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			redactNode(c, secret)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			redactNode(n.Content[i+1], secret || secretKeys[n.Content[i].Value])
+		}
+	case yaml.ScalarNode:
+		switch {
+		case n.Value == "":
+		case secret:
+			n.Value, n.Style = redacted, 0
+		default:
+			n.Value = redactURL(n.Value)
+		}
 	}
-	return out
+}
+
+// redactURL is s with the password of a URL it holds replaced ("xxxxx",
+// as url.URL.Redacted and the Redis addresses in logs spell it); a bare
+// user part, which may be a token, likewise. Any other value as it is.
+func redactURL(s string) string {
+	if !strings.Contains(s, "@") || !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); !ok {
+		u.User = url.User("xxxxx")
+		return u.String()
+	}
+	return u.Redacted()
 }
 
 // redisLog takes go-redis' own messages (a pool that cannot dial, say) to
