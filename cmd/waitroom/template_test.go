@@ -185,6 +185,24 @@ func TestTemplate_MetricsDoNotGrowWithEvents(t *testing.T) {
 	}
 }
 
+// A bypass rule on a template's route counts under the template's name,
+// as the gate's own answers do: the series must not grow with the events
+// a client names.
+func TestTemplate_BypassCountsUnderTheTemplate(t *testing.T) {
+	_, site := newUpstream(t)
+	cfg := templateConfig(site.URL, "    max_active: 0") + "bypass: { cidrs: [127.0.0.1/32] }\n"
+	app, base := startGateway(t, cfg)
+	for _, id := range []string{"aaa", "bbb", "ccc"} {
+		if r := newVisitor(t, base).get("/events/" + id + "/"); r.status != 200 {
+			t.Fatalf("a bypassed event's page: %d", r.status)
+		}
+	}
+	body := metricsText(t, app)
+	if strings.Contains(body, `room="event-aaa"`) || !strings.Contains(body, `waitroom_requests_total{decision="bypass",room="event-{id}"} 3`) {
+		t.Fatalf("bypass series:\n%s", grepLines(body, "waitroom_requests_total"))
+	}
+}
+
 // What a templated room costs: the gateway's heap and Redis's memory per
 // room a single visit made, and the store calls a thousand idle rooms
 // cost each second (each ticks).
