@@ -145,6 +145,8 @@ func TestConfig_Bad(t *testing.T) {
 		{"short hash key", `hash_keys: ["MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="]`, `hash_keys: ["c2hvcnQ="]`, "cookie.hash_keys[0]: must decode to 32 or 64 bytes, got 5"},
 		{"bad block key", `block_keys: ["MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="]`, `block_keys: ["!!"]`, "cookie.block_keys[0]: must be standard base64"},
 		{"wrong type", "max_active: 500", "max_active: lots", "rooms.concert.max_active:"},
+		{"a word for a bool", `paths: ["/static/"]`, `paths: ["/static/"]` + "\nserver: { proxy_protocol: off }", `server.proxy_protocol: want true or false, got "off"`},
+		{"fraction for a whole number", "max_active: 500", "max_active: 300.5", "rooms.concert.max_active: want a whole number, got 300.5"},
 		{"bad locale", "locale: ko", "locale: fr", "rooms.concert.page.locale:"},
 		{"abandon below refresh", "max_active: 500", "max_active: 500\n    abandon_after: 6s", "rooms.concert.abandon_after: must be at least twice page.refresh"},
 		{"room name case", "  concert:", "  Concert:", "rooms.Concert: name must be"},

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -91,7 +94,10 @@ func parseConfig(name string, raw []byte) (*Settings, error) {
 	}
 	cfg := new(Config)
 	var md mapstructure.Metadata
-	err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) { dc.Metadata = &md })
+	err := v.Unmarshal(cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.Metadata = &md
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(dc.DecodeHook, strictScalars)
+	})
 	if err != nil {
 		problems = append(problems, decodeProblems(err)...)
 	}
@@ -356,4 +362,27 @@ var mapIndex = regexp.MustCompile(`\[([^\]]*[^0-9\]][^\]]*)\]`)
 // keeping list indexes such as "routes[0]".
 func keyPath(k string) string {
 	return mapIndex.ReplaceAllString(k, ".$1")
+}
+
+// strictScalars refuses what viper's weak typing would quietly change or
+// word badly: a fraction for a whole number (max_active: 300.5 became 300)
+// and a word that is no bool (secure: off was a raw strconv error). Strings
+// from WAITROOM_* overrides still convert as before.
+func strictScalars(_, to reflect.Type, data any) (any, error) {
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if f, ok := data.(float64); ok && f != math.Trunc(f) {
+			return nil, fmt.Errorf("want a whole number, got %v", f)
+		}
+	case reflect.Bool:
+		if s, ok := data.(string); ok {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				return nil, fmt.Errorf("want true or false, got %q", s)
+			}
+			return b, nil
+		}
+	}
+	return data, nil
 }
