@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -137,5 +138,36 @@ webhooks:
 	}
 	if !strings.Contains(s, "https://hookuser:xxxxx@shop.example/hooks") || !strings.Contains(s, "max_active: 500") {
 		t.Fatalf("the rest of the configuration is missing:\n%s", s)
+	}
+}
+
+func TestVersionFrom_NamesTheCommit(t *testing.T) {
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}
+	cases := []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{rev}}, "dev (0123456789ab)"},
+		{debug.BuildInfo{Settings: []debug.BuildSetting{rev, {Key: "vcs.modified", Value: "true"}}}, "dev (0123456789ab, modified)"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+	}
+	for _, c := range cases {
+		if got := versionFrom(&c.bi); got != c.want {
+			t.Errorf("versionFrom(%+v) = %q, want %q", c.bi, got, c.want)
+		}
+	}
+}
+
+// "waitroom serve --help" is serve's own help (its flags), not the list
+// of commands; "waitroom --help" stays the list.
+func TestServeHelp_IsServes(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--help"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "-config") || strings.Contains(out.String()+errb.String(), "waitroom check") {
+		t.Fatalf("serve --help: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "waitroom check") {
+		t.Fatalf("--help: exit %d\n%s", code, out.String())
 	}
 }

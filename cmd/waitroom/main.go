@@ -40,13 +40,13 @@ func main() {
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := "serve"
+	cmd, named := "serve", false
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+		cmd, args, named = args[0], args[1:], true
 	}
 	// At the top level, --version and --help are what they are anywhere
-	// else, not serve's flags.
-	if cmd == "serve" && len(args) > 0 {
+	// else, not serve's flags; after "serve", --help is serve's own.
+	if cmd == "serve" && !named && len(args) > 0 {
 		switch args[0] {
 		case "--version", "-version", "-v":
 			cmd, args = "version", args[1:]
@@ -146,8 +146,34 @@ func buildVersion() string {
 	if version != "dev" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	return versionFrom(bi)
+}
+
+// versionFrom is the version a build without -X main.version reports:
+// the module's, or the commit it was built from.
+func versionFrom(bi *debug.BuildInfo) string {
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return version
+	// A build from a checkout: name its commit, so a bug report says
+	// which code ran.
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	return fmt.Sprintf("%s (%.12s%s)", version, rev, modified)
 }
