@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,10 +69,37 @@ func openAccessLog(c AccessConfig) (*accessLog, error) {
 }
 
 func (l *accessLog) Close() error {
-	if l == nil || l.closer == nil {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closer == nil {
 		return nil
 	}
 	return l.closer.Close()
+}
+
+// reopen opens log.access.path again, for logrotate: after it moved the
+// file away (and sent SIGHUP), new lines go to a new file at the path.
+// Standard output and a file that cannot be opened stay as they are.
+func (l *accessLog) reopen() error {
+	if l == nil || l.c.Path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(l.c.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return fmt.Errorf("reopening log.access.path: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.w.Flush()
+	old := l.closer
+	l.w, l.closer = bufio.NewWriter(f), f
+	if old != nil {
+		_ = old.Close()
+	}
+	return nil
 }
 
 // accessEntry is one line: no query string (it may carry anything), no
@@ -89,6 +117,31 @@ type accessEntry struct {
 	Duration float64 `json:"duration_ms"`
 	Upstream string  `json:"upstream,omitempty"`
 	Visitor  string  `json:"visitor,omitempty"`
+	// UserAgent and Referer as the client sent them, cut to maxLogField;
+	// the Referer without its query, which may carry anything.
+	UserAgent string `json:"user_agent,omitempty"`
+	Referer   string `json:"referer,omitempty"`
+}
+
+// maxLogField bounds a client-chosen text in a line: a 64 KiB header must
+// not become a 64 KiB log line.
+const maxLogField = 512
+
+// clip is s cut to maxLogField bytes.
+func clip(s string) string {
+	if len(s) > maxLogField {
+		return s[:maxLogField]
+	}
+	return s
+}
+
+// refererOf is r's Referer without query or fragment.
+func refererOf(r *http.Request) string {
+	ref := r.Referer()
+	if i := strings.IndexAny(ref, "?#"); i >= 0 {
+		ref = ref[:i]
+	}
+	return clip(ref)
 }
 
 // wrap logs each request next serves, from its waitroom.Scope: the
@@ -122,6 +175,7 @@ func (l *accessLog) wrap(next http.Handler) http.Handler {
 			Time: start.UTC().Format(time.RFC3339Nano), Client: client, Method: r.Method, Host: r.Host,
 			Path: r.URL.Path, Room: room, Decision: string(o), Status: cw.code(), Bytes: cw.n,
 			Duration: float64(time.Since(start).Microseconds()) / 1000, Upstream: sc.Upstream, Visitor: sc.Visitor,
+			UserAgent: clip(r.UserAgent()), Referer: refererOf(r),
 		}, r)
 	})
 }
@@ -132,7 +186,7 @@ func (l *accessLog) write(e accessEntry, r *http.Request) {
 		t, _ := time.Parse(time.RFC3339Nano, e.Time)
 		line = fmt.Appendf(nil, "%s - - [%s] %s %d %d %s %s %s %s %s\n", e.Client, t.Format("02/Jan/2006:15:04:05 -0700"),
 			strconv.Quote(e.Method+" "+e.Path+" "+r.Proto), e.Status, e.Bytes,
-			strconv.Quote(r.Referer()), strconv.Quote(r.UserAgent()), dash(e.Room), e.Decision, dash(e.Visitor))
+			strconv.Quote(e.Referer), strconv.Quote(e.UserAgent), dash(e.Room), e.Decision, dash(e.Visitor))
 	} else {
 		b, err := json.Marshal(e)
 		if err != nil {

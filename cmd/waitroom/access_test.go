@@ -206,3 +206,37 @@ func TestAccessLog_BypassAndProxied(t *testing.T) {
 		}
 	}
 }
+
+// The JSON line names the client's user agent and referer (the referer
+// without its query, both cut to maxLogField), and a SIGHUP after
+// logrotate moved the file away starts a new file at the path.
+func TestAccessLog_AgentRefererAndReopen(t *testing.T) {
+	_, site := newUpstream(t)
+	path := filepath.Join(t.TempDir(), "access.log")
+	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 5"), "log: { level: error }",
+		fmt.Sprintf("log: { level: error, access: { enabled: true, path: %q } }", path), 1)
+	app, base := startGateway(t, cfg)
+	v := newVisitor(t, base)
+	v.do(http.MethodGet, "/about", "User-Agent", "Mozilla/5.0 test", "Referer", "https://shop.example/events/?token=secret")
+	v.do(http.MethodGet, "/about", "User-Agent", strings.Repeat("x", 4000))
+	lines := readAccess(t, path)
+	if len(lines) != 2 || lines[0]["user_agent"] != "Mozilla/5.0 test" || lines[0]["referer"] != "https://shop.example/events/" {
+		t.Fatalf("agent and referer: %v", lines)
+	}
+	if ua, _ := lines[1]["user_agent"].(string); len(ua) != maxLogField {
+		t.Fatalf("a long user agent logged at %d bytes", len(ua))
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.access.reopen(); err != nil {
+		t.Fatal(err)
+	}
+	v.get("/about")
+	if lines := readAccess(t, path); len(lines) != 1 || lines[0]["path"] != "/about" {
+		t.Fatalf("after reopening, the new file has %v", lines)
+	}
+	if old := readAccess(t, path+".1"); len(old) != 2 {
+		t.Fatalf("the rotated file has %d lines, want 2", len(old))
+	}
+}

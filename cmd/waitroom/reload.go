@@ -40,6 +40,9 @@ func (a *App) watchSignals(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
+			if err := a.access.reopen(); err != nil {
+				a.log.Warn("access log", zap.Error(err))
+			}
 			a.Reload("SIGHUP")
 		}
 	}
