@@ -7,6 +7,7 @@ import (
 	stdlog "log"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,11 +272,24 @@ func (a *App) current() *generation { return a.gen.Load() }
 // stdLog routes net/http's own complaints (TLS handshakes, bad requests) to
 // zap at warn.
 func stdLog(log *zap.Logger) *stdlog.Logger {
-	l, err := zap.NewStdLogAt(log, zap.WarnLevel)
-	if err != nil {
-		return zap.NewStdLog(log)
+	return stdlog.New(serverLog{log}, "", 0)
+}
+
+// serverLog takes net/http's server messages to zap at warn, but for a
+// failed TLS handshake, which scanners and clients with old or wrong
+// settings cause all day: at debug, so the log is not a line per probe.
+type serverLog struct{ log *zap.Logger }
+
+func (s serverLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := zap.WarnLevel
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = zap.DebugLevel
 	}
-	return l
+	if ce := s.log.Check(level, msg); ce != nil {
+		ce.Write()
+	}
+	return len(p), nil
 }
 
 // Addr is the visitor listener's address.
