@@ -45,6 +45,9 @@ type App struct {
 	watch              bool   // reload when the file changes, too
 	loaded             []byte // the file as last loaded, so an unchanged file is a no-op
 	reloadMu           sync.Mutex
+	// refused: the last reload refused the file (under reloadMu), so the
+	// next good one says the file is valid again.
+	refused bool
 	// file is the configuration file's settings as last loaded, and defs
 	// the API rooms (defsVersion their store version) that compose adds to
 	// it; all under reloadMu.
@@ -74,6 +77,7 @@ type App struct {
 // their addresses are known before Run.
 func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown, lameDuck: newLameDuck(cfg.server.delay)}
+	a.metrics.BuildInfo(buildVersion())
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
 	}

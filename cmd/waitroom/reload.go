@@ -81,6 +81,7 @@ func (a *App) reload(why string) (string, error) {
 	cfg, err := loadConfig(a.path)
 	if err != nil {
 		a.metrics.Reload("error")
+		a.refused = true
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return "", err
 	}
@@ -89,6 +90,13 @@ func (a *App) reload(why string) (string, error) {
 	fp := cfg.fingerprint()
 	if bytes.Equal(fp, a.loaded) {
 		a.metrics.Reload("unchanged")
+		if a.refused {
+			// The operator put back the file in service after a refused
+			// edit: say so, or the last word in the log is the refusal.
+			log.Info("configuration file valid again; the one in service is unchanged")
+			a.refused = false
+			return "unchanged", nil
+		}
 		log.Debug("configuration unchanged")
 		return "unchanged", nil
 	}
@@ -101,11 +109,14 @@ func (a *App) reload(why string) (string, error) {
 	}
 	if _, err := a.serve(cfg, a.defs, a.defsVersion); err != nil {
 		a.metrics.Reload("error")
+		a.refused = true
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return "", err
 	}
 	a.metrics.Reload("ok")
-	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)))
+	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)),
+		zap.Bool("after_a_refused_file", a.refused))
+	a.refused = false
 	return "ok", nil
 }
 

@@ -124,8 +124,22 @@ func TestReload_BrokenFileKeepsServingAndSIGHUP(t *testing.T) {
 		t.Fatalf("after a broken reload the gateway must still serve: %d", r.status)
 	}
 	_, _, text := newAdmin(t, app).do("GET", "/metrics", "")
-	if !strings.Contains(text, `waitroom_config_reloads_total{result="error"} 1`) {
+	if !strings.Contains(text, `waitroom_config_reloads_total{result="error"} 1`) || !strings.Contains(text, "waitroom_config_last_reload_successful 0") {
 		t.Fatalf("the failed reload was not counted:\n%s", grepLines(text, "reload"))
+	}
+	if !strings.Contains(text, `waitroom_build_info{goversion="go`) {
+		t.Fatalf("no build info:\n%s", grepLines(text, "build_info"))
+	}
+	// The file in service put back: said at info, and the gauge is 1 again.
+	rewrite(t, path, good)
+	if err := app.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if logs.FilterMessage("configuration file valid again; the one in service is unchanged").Len() != 1 {
+		t.Fatal("the file put back after a refusal was not logged")
+	}
+	if _, _, text := newAdmin(t, app).do("GET", "/metrics", ""); !strings.Contains(text, "waitroom_config_last_reload_successful 1") {
+		t.Fatalf("last reload gauge:\n%s", grepLines(text, "last_reload"))
 	}
 	// An unchanged file is a no-op; a changed one applies, again on SIGHUP.
 	rewrite(t, path, strings.Replace(good, "max_active: 1", "max_active: 4", 1))

@@ -50,6 +50,7 @@ type Metrics struct {
 	webhooks      *prometheus.CounterVec // event, result
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
+	lifecycle
 
 	// Children resolved once, so recording does no label hashing.
 	rejected  [len(reasons)]prometheus.Counter
@@ -72,6 +73,7 @@ func New() *Metrics {
 		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms, m.waits, m.sessions,
 		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused, m.webhooks,
 	)
+	m.reg.MustRegister(m.defineLifecycle()...)
 	m.resolve()
 	// Built once: InstrumentMetricHandler registers its own counters, and
 	// ContinueOnError serves what could be gathered when one collector fails

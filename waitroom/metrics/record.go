@@ -138,6 +138,7 @@ func (m *Metrics) Reload(result string) {
 	if m == nil {
 		return
 	}
+	m.lastReload(result)
 	if i := indexOf(reloadResults[:], result); i >= 0 {
 		m.reloaded[i].Inc()
 		return
