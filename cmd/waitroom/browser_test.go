@@ -277,6 +277,7 @@ func TestBrowser_EndToEnd(t *testing.T) {
 // run that draws the same page leaves the tree clean.
 func TestBrowser_WaitingPageScreenshots(t *testing.T) {
 	browser := startChromium(t)
+	browsertest.KoreanFont(t) // else the Korean shots are empty boxes
 	_, srv := newSite(t)
 	// A long refresh: the page does not poll while it is photographed.
 	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 1\n    tick: 100ms\n    page: { title: \"Concert tickets\", refresh: 30s }"))

@@ -22,3 +22,14 @@ func Chromium(tb testing.TB) string {
 	}
 	return chromium
 }
+
+// KoreanFont fails the test when the machine has no font for Korean: the
+// Korean pages would render as empty boxes, and a screenshot taken so
+// would go into docs/ (make deps installs Debian's fonts-nanum).
+func KoreanFont(tb testing.TB) {
+	tb.Helper()
+	out, err := exec.Command("fc-list", ":lang=ko", "family").Output()
+	if err != nil || len(out) == 0 {
+		tb.Fatal("no Korean font (fc-list :lang=ko is empty): Korean pages render as boxes; make deps installs fonts-nanum")
+	}
+}
