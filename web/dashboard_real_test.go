@@ -87,3 +87,27 @@ func realRooms(t *testing.T) (*waitroom.Rooms, waitroom.Store) {
 	rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{room}})
 	return rooms, store
 }
+
+// An admin API without a token (the demo's, a loopback listener's) opens
+// the dashboard with no sign-in form: the page asks the API once without
+// a token first.
+func TestDashboard_NoTokenNoSignIn(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	rooms, _ := realRooms(t)
+	srv := httptest.NewServer(NewAdmin(AdminOptions{Rooms: rooms, Pages: newPages(t)}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	ctx, cancel = chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()))
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	_, problems := watchPage(ctx)
+	run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"))
+	waitJS(t, ctx, `document.querySelector('article.room')?.dataset.room === 'concert' && document.getElementById('signin').hidden`,
+		"the room card with no sign-in")
+	problems.check(t)
+}

@@ -34,7 +34,8 @@
   // any other failure rejects with the API's own message.
   async function call(method, path, body) {
     const ctl = new AbortController(), timer = setTimeout(() => ctl.abort(), 8000);
-    const headers = { Authorization: 'Bearer ' + token(), Accept: 'application/json' };
+    const headers = { Accept: 'application/json' };
+    if (token()) headers.Authorization = 'Bearer ' + token();
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     try {
       const res = await fetch(API + path, { method, headers, cache: 'no-store', credentials: 'omit',
@@ -344,7 +345,15 @@
     if (t) { setToken(t); start(); }
   });
   $('signout').addEventListener('click', () => signOut(''));
-  document.addEventListener('visibilitychange', () => { if (!document.hidden && token()) roomsPoll.kick(); });
+  document.addEventListener('visibilitychange', () => { if (!document.hidden && !$('live').hidden) roomsPoll.kick(); });
   setInterval(live, 1000);
-  token() ? start() : showSignin('');
+  // An API without a token (the demo, an admin listener on loopback) needs
+  // no sign-in: ask it once without one before showing the form.
+  async function open() {
+    try {
+      const res = await fetch(API + '/rooms', { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
+      return res.ok;
+    } catch (e) { return false; }
+  }
+  if (token()) start(); else open().then((ok) => ok ? start() : showSignin(''));
 })();
