@@ -28,6 +28,7 @@ type Settings struct {
 	tls          tlsSettings
 	signer       *pass.Signer // nil without pass.key_files
 	webhooks     []webhook.Endpoint
+	delivery     webhook.Delivery
 	cookie       waitroom.Cookie
 	keys         []waitroom.KeyPair // nil when none are configured
 	rooms        []waitroom.Room    // in name order
@@ -73,6 +74,8 @@ func build(c *Config) (*Settings, error) {
 	hooks, herr := webhook.BuildEndpoints(c.Webhooks)
 	p.Nest("webhooks", herr)
 	s.webhooks = hooks
+	s.delivery, herr = c.WebhookDelivery.Build()
+	p.Nest("webhook_delivery.", herr)
 	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
 	c.Admin.check(&p)
 	c.Log.check(&p)

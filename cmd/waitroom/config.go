@@ -27,6 +27,8 @@ type Config struct {
 	TLS       TLSConfig                       `mapstructure:"tls" yaml:"tls" json:"tls"`
 	Pass      pass.Config                     `mapstructure:"pass" yaml:"pass" json:"pass"`
 	Webhooks  []webhook.Config                `mapstructure:"webhooks" yaml:"webhooks" json:"webhooks"`
+	// WebhookDelivery is how webhooks are queued, sent and retried.
+	WebhookDelivery webhook.DeliveryConfig `mapstructure:"webhook_delivery" yaml:"webhook_delivery" json:"webhook_delivery"`
 }
 
 // RoomConfig is one room: the admission settings and its page.
@@ -140,14 +142,15 @@ func DefaultConfig() Config {
 			ShutdownTimeout: "30s", ShutdownDelay: "0s", TrustedProxies: []string{},
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
-		Admin:    AdminConfig{Listen: "127.0.0.1:9090"},
-		Log:      LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
-		Pass:     pass.DefaultConfig(),
-		Webhooks: []webhook.Config{},
-		TLS:      TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
-		Store:    StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
-		Cookie:   waitroom.DefaultCookie(),
-		Bypass:   proxy.DefaultBypass(),
+		Admin:           AdminConfig{Listen: "127.0.0.1:9090"},
+		Log:             LogConfig{Level: "info", Format: "json", Access: AccessConfig{Format: "json", PollSample: 1}},
+		Pass:            pass.DefaultConfig(),
+		Webhooks:        []webhook.Config{},
+		WebhookDelivery: webhook.DefaultDeliveryConfig(),
+		TLS:             TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
+		Store:           StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
+		Cookie:          waitroom.DefaultCookie(),
+		Bypass:          proxy.DefaultBypass(),
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
-	"github.com/waitroom/waitroom/waitroom/webhook"
 	"github.com/waitroom/waitroom/web"
 )
 
@@ -61,7 +60,7 @@ func (a *App) serve(file *Settings, defs map[string]apiRoom, version int64) (*Se
 	for _, name := range a.rooms.Apply(c.settings.roomsConfig()) {
 		a.log.Info("room removed; its visitors are told it is closed", zap.String("room", name))
 	}
-	a.hooks.use(a, c.settings.Webhooks, c.settings.webhooks, webhook.Delivery{})
+	a.hooks.use(a, c.settings.Webhooks, c.settings.webhooks, c.settings.delivery)
 	old := a.gen.Swap(gen)
 	if old != nil {
 		old.close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -81,7 +82,7 @@ func (h *hooks) VisitorAdmitted(room, visitor, account string, until time.Time, 
 // use puts a dispatcher for the endpoints in service (none: webhooks off),
 // unless the endpoints are those already served.
 func (h *hooks) use(a *App, cfg []webhook.Config, endpoints []webhook.Endpoint, delivery webhook.Delivery) {
-	key := fingerprintHooks(cfg)
+	key := fingerprintHooks(cfg) + fmt.Sprint(delivery)
 	if key == a.hooksKey {
 		return
 	}
