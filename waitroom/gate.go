@@ -84,25 +84,46 @@ func (g *Gate) ServeFilled(w http.ResponseWriter, r *http.Request, template, roo
 // Serve takes: through next (which answers 200) for a visitor inside, a
 // bare 401 otherwise; it joins nobody (the waiting page, fetched through
 // error_page, does that). template and params are "" and nil for a plain
-// room. Traefik's ForwardAuth and Envoy's ext_authz pass the gate's own
-// answer on to the client, so they use Serve and ServeFilled.
+// room. A preflight past its network's limit is 403, which nginx passes on.
 func (g *Gate) Check(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
 	if lr := g.open(w, r, template, room, params); lr != nil {
-		g.serve(w, r, lr, next, mode{join: JoinNone, respond: unauthorized})
+		g.serve(w, r, lr, next, mode{join: JoinNone, respond: unauthorized, limited: http.StatusForbidden})
 	}
 }
 
-// mode is how a door asks: whether a newcomer joins, and how an answer
-// other than "in" is sent.
+// Forward answers an auth request of Traefik's forwardAuth or Envoy's
+// ext_authz with the decision Serve takes: through next (which answers
+// 200) for a visitor inside; otherwise the gate's own answer, which they
+// pass on to the client, never with a 2xx status, which both take for
+// "allowed": a waiting answer is 429 whatever the room's status_code.
+func (g *Gate) Forward(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
+	if lr := g.open(w, r, template, room, params); lr != nil {
+		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.notYet, limited: http.StatusTooManyRequests})
+	}
+}
+
+// mode is how a door asks: whether a newcomer joins, how an answer other
+// than "in" is sent, and, for an auth request (which proxies nothing),
+// the status of a preflight past its limit; 0 for the proxy's own door.
 type mode struct {
 	join    Join
 	respond func(http.ResponseWriter, *http.Request, Answer)
+	limited int
 }
 
 // unauthorized is an auth check's "not in": a bare 401 with the state.
 func unauthorized(w http.ResponseWriter, _ *http.Request, a Answer) {
 	w.Header().Set(StateHeader, string(a.State))
 	w.WriteHeader(http.StatusUnauthorized)
+}
+
+// notYet is respond for forwardAuth and ext_authz: a waiting answer at
+// 429 (its Retry-After the page's refresh), any other as respond sends it.
+func (g *Gate) notYet(w http.ResponseWriter, r *http.Request, a Answer) {
+	if a.StatusCode < 300 {
+		a.StatusCode = http.StatusTooManyRequests
+	}
+	g.respond(w, r, a)
 }
 
 // open is the live room a request is for, filled from template when one
@@ -138,7 +159,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 	r, sc := Scoped(r)
 	if isPreflight(r) {
 		g.record(r, lr, OutcomePreflight, "")
-		g.preflight(w, r, lr, next)
+		g.preflight(w, r, lr, next, m.limited)
 		return
 	}
 	vt, o, err := g.decideRequest(w, r, lr, m.join)

@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"net/http"
 	"strconv"
@@ -26,23 +27,43 @@ func isPreflight(r *http.Request) bool {
 // busy office behind one address keeps working, and a question nobody
 // asked lately is refused with 429. A flood therefore costs the site at
 // most preflight_limit requests per network, whatever it varies.
-func (g *Gate) preflight(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler) {
+//
+// An auth request (limited, its status past the limit) proxies nothing:
+// within the limit it is allowed through next, past it refused with
+// limited; nothing is recorded or replayed, since next's answer is the
+// auth endpoint's, not the site's.
+func (g *Gate) preflight(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler, limited int) {
 	dropUpgrade(r.Header)
 	key := preflightKey(lr.name, r)
-	if limit := lr.room().PreflightLimit; !limit.IsUnlimited() {
-		wait, err := g.rooms.store.Allow(r.Context(), lr.name, "preflight", networkKey(g.network(r)), limit)
-		if err == nil && wait > 0 {
-			if g.preflights.replay(w, key) {
-				return
-			}
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-			g.resp.Error(w, r, http.StatusTooManyRequests)
+	if wait := g.preflightWait(r, lr); wait > 0 {
+		if limited == 0 && g.preflights.replay(w, key) {
 			return
 		}
-		// A store that fails says nothing about this network: a bodiless,
-		// socketless preflight costs the site little.
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
+		g.resp.Error(w, r, cmp.Or(limited, http.StatusTooManyRequests))
+		return
+	}
+	if limited != 0 {
+		next.ServeHTTP(w, r)
+		return
 	}
 	next.ServeHTTP(&preflightRecorder{ResponseWriter: w, cache: &g.preflights, key: key}, r)
+}
+
+// preflightWait spends one of the client network's preflights in the
+// room: 0 when allowed, else how long until the next. A store that fails
+// says nothing about this network: a bodiless, socketless preflight costs
+// the site little.
+func (g *Gate) preflightWait(r *http.Request, lr *liveRoom) time.Duration {
+	limit := lr.room().PreflightLimit
+	if limit.IsUnlimited() {
+		return 0
+	}
+	wait, err := g.rooms.store.Allow(r.Context(), lr.name, "preflight", networkKey(g.network(r)), limit)
+	if err != nil {
+		return 0
+	}
+	return wait
 }
 
 // dropUpgrade removes Upgrade, and Connection with every header it names.

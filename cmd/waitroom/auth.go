@@ -50,9 +50,7 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.pages.Error(w, r, http.StatusNotFound)
 		return
 	}
-	nw := &notYet{ResponseWriter: w}
 	withPass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nw.admitted = true
 		if mk := f.pass(d.Upstream); mk != nil {
 			if p := mk(r); p != "" {
 				r.Header.Set(proxy.PassHeader, p)
@@ -64,39 +62,8 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.gate.Check(w, orig, d.Template, d.Room, d.Params, withPass)
 		return
 	}
-	f.gateRoute(nw, orig, d, withPass)
+	f.gate.Forward(w, orig, d.Template, d.Room, d.Params, withPass)
 }
-
-// notYet turns a waiting answer's 2xx (a room's status_code, 200 by
-// default) into 429 for forwardAuth and ext_authz, which let any 2xx
-// through to the site; the body and headers (the ticket's Set-Cookie) stay
-// the waiting answer, which they pass on to the client. Only an admitted
-// visitor's allow (admitted set) answers 200.
-type notYet struct {
-	http.ResponseWriter
-	admitted, wrote bool
-}
-
-func (w *notYet) WriteHeader(code int) {
-	if !w.admitted && !w.wrote && code >= 200 && code < 300 {
-		code = http.StatusTooManyRequests
-		if w.Header().Get("Retry-After") == "" {
-			w.Header().Set("Retry-After", "1")
-		}
-	}
-	w.wrote = true
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *notYet) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *notYet) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // allow is an auth request's yes: 200 with the headers the gate set on
 // the original request, for the proxy to copy on to the site.

@@ -300,3 +300,28 @@ func BenchmarkAuthDecision(b *testing.B) {
 		})
 	}
 }
+
+// A CORS preflight through the auth endpoint is counted against its
+// network's preflight_limit like one at the front door, allowed within it
+// and refused past it (429 to forwardAuth and ext_authz, 403 to nginx,
+// which passes 403 on); the auth endpoint's empty 200 is never kept as the
+// site's answer for the front door to replay.
+func TestAuth_PreflightsBounded(t *testing.T) {
+	_, site := newUpstream(t)
+	_, base := startGateway(t, gwConfig(site.URL, "    max_active: 0\n    preflight_limit: 2/m"))
+	v := newVisitor(t, base)
+	pre := []string{"Origin", "https://app.example", "Access-Control-Request-Method", "POST"}
+	forward := func() int {
+		return v.do(http.MethodOptions, "/.waitroom/auth", append([]string{"X-Forwarded-Uri", "/events/1", "X-Forwarded-Method", "OPTIONS"}, pre...)...).status
+	}
+	nginx := func() int {
+		return v.do(http.MethodOptions, "/.waitroom/auth", append([]string{"X-Original-URI", "/events/1", "X-Original-Method", "OPTIONS"}, pre...)...).status
+	}
+	got := []int{forward(), nginx(), forward(), nginx()}
+	if fmt.Sprint(got) != "[200 200 429 403]" {
+		t.Fatalf("preflights through the auth endpoint answered %v, want [200 200 429 403]", got)
+	}
+	if r := v.do(http.MethodOptions, "/events/1", pre...); r.status != http.StatusTooManyRequests {
+		t.Fatalf("the front door past the limit replayed %d (an auth answer is no site answer)", r.status)
+	}
+}
