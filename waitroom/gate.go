@@ -177,6 +177,10 @@ func (g *Gate) decideRequest(w http.ResponseWriter, r *http.Request, lr *liveRoo
 	if p.Refused {
 		g.rooms.obs.TicketRejected(p.Rejection)
 	}
+	if lr.room().Identity.takeNotUTF8() {
+		g.log.Warn("refused a signed identity whose account is not UTF-8; the site signs accounts it should not, and such visitors are anonymous (logged once per room)",
+			zap.String(fieldRoom, lr.name))
+	}
 	switch {
 	case vt.refused != "" || vt.challenge != nil:
 		vt.v.ID = "" // a refusal names nobody: no ticket was taken
