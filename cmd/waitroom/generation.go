@@ -92,7 +92,7 @@ func (g *generation) buildUpstreams(a *App) error {
 			ErrorPage:      g.pages.Error,
 			OnCommand:      g.command(a.rooms),
 			OwnCookie:      g.ownCookie(),
-			TrustedProxies: g.cfg.trusted,
+			TrustedProxies: g.cfg.forwarders,
 			DropHeaders:    drop,
 			Pass:           g.pass(name),
 			OnDone: func(r *http.Request, status int, d time.Duration) {
