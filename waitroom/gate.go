@@ -177,6 +177,9 @@ func (g *Gate) decideRequest(w http.ResponseWriter, r *http.Request, lr *liveRoo
 	if p.Refused {
 		g.rooms.obs.TicketRejected(p.Rejection)
 	}
+	if p.Legacy {
+		g.tickets.migrate(w, lr.name, vt.raw)
+	}
 	if lr.room().Identity.takeNotUTF8() {
 		g.log.Warn("refused a signed identity whose account is not UTF-8; the site signs accounts it should not, and such visitors are anonymous (logged once per room)",
 			zap.String(fieldRoom, lr.name))
