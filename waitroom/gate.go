@@ -229,7 +229,7 @@ func (g *Gate) admit(w http.ResponseWriter, r *http.Request, sc *Scope, vt visit
 	}
 	sc.Admission = &Admission{Room: lr.name, Visitor: vt.v.ID, Account: vt.account,
 		Ticket: ticket, Entered: enteredAt(vt.p, vt.d, time.Now())}
-	if vt.fresh || w.Header().Get(TokenHeader) != "" {
+	if vt.fresh || vt.p.Legacy || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
 	}
 	if isUpgrade(r.Header) {

@@ -25,7 +25,8 @@ func TestGateway_HostPrefixedCookie(t *testing.T) {
 	bare := newVisitor(t, base)
 	bare.c.Jar = nil
 	old := setCookie(bare.get("/events/a"), "waitroom_concert")
-	if old == nil {
+	inside := setCookie(bare.get("/festival/a"), "waitroom_festival")
+	if old == nil || inside == nil {
 		t.Fatal("no ticket before the upgrade")
 	}
 	rewrite(t, path, strings.Replace(plain, "secure: false", "secure: true", 1))
@@ -43,10 +44,15 @@ func TestGateway_HostPrefixedCookie(t *testing.T) {
 	r := bare.do(http.MethodGet, "/events/a", "Cookie", "waitroom_concert="+old.Value)
 	moved, dropped := setCookie(r, "__Host-waitroom_concert"), setCookie(r, "waitroom_concert")
 	if moved == nil || !moved.Secure || moved.Path != "/" || moved.Domain != "" || visitorOf(moved.Value) != visitorOf(old.Value) {
-		t.Fatalf("the old name was not moved to __Host-: %v", r.header.Values("Set-Cookie"))
+		t.Fatalf("the old name was not moved to __Host-: %v", setNames(r))
 	}
 	if dropped == nil || dropped.MaxAge >= 0 {
-		t.Fatalf("the old name was not dropped: %v", r.header.Values("Set-Cookie"))
+		t.Fatalf("the old name was not dropped: %v", setNames(r))
+	}
+	// Moved beside an admitted answer, the ticket keeps that answer private.
+	r = bare.do(http.MethodGet, "/festival/a", "Cookie", "waitroom_festival="+inside.Value)
+	if c := setCookie(r, "__Host-waitroom_festival"); c == nil || r.body != "cookie:" || !strings.Contains(r.header.Get("Cache-Control"), "private") {
+		t.Fatalf("an admitted ticket moved: %q, Cache-Control %q, Set-Cookie %v", r.body, r.header.Get("Cache-Control"), setNames(r))
 	}
 	time.Sleep(1100 * time.Millisecond) // a ticket sealed after the reload
 	fresh := setCookie(bare.get("/events/a"), "__Host-waitroom_concert")
@@ -55,7 +61,7 @@ func TestGateway_HostPrefixedCookie(t *testing.T) {
 	}
 	tossed := bare.do(http.MethodGet, "/events/a", "Cookie", "waitroom_concert="+fresh.Value)
 	if c := setCookie(tossed, "__Host-waitroom_concert"); c == nil || visitorOf(c.Value) == visitorOf(fresh.Value) {
-		t.Fatalf("an old-named copy of a new ticket was taken: %v", tossed.header.Values("Set-Cookie"))
+		t.Fatalf("an old-named copy of a new ticket was taken: %v", setNames(tossed))
 	}
 	in := bare.do(http.MethodGet, "/festival/x", "Cookie", "__Host-waitroom_festival=x; waitroom_festival=y; site=1")
 	if in.body != "cookie:site=1" {
@@ -71,4 +77,13 @@ func setCookie(r reply, name string) *http.Cookie {
 		}
 	}
 	return nil
+}
+
+// setNames are the names r sets cookies under, never their values.
+func setNames(r reply) []string {
+	var names []string
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		names = append(names, c.Name)
+	}
+	return names
 }
