@@ -33,7 +33,7 @@
 // /24 or /56 that per-network limits count. Behind an L4 balancer,
 // ProxyProtocolListener reads the PROXY header (v1 or v2) from trusted
 // peers only, where it is required, so the connection's address is already
-// the client's.
+// the client's, and no forwarding header is then believed.
 //
 // What the upstream sees. The request goes out with the upstream's Host and
 // with X-Forwarded-For, -Host and -Proto set by the proxy. Inbound forwarding

@@ -32,6 +32,12 @@ var errProxyHeader = errors.New("proxy protocol: want a TCP over IPv4 or IPv6 so
 // whose source is no TCP address over IPv4 or IPv6 (UNSPEC, UNIX, UDP) is
 // refused.
 //
+// The caller then believes no forwarding header: it calls ClientAddr and
+// NewUpstream with no trusted proxies. The PROXY header already names the
+// client; after a LOCAL or UNKNOWN header the balancer's own address is
+// all that is known, and an X-Forwarded-For there was written by the
+// client, since an L4 balancer writes none.
+//
 // From anyone else the connection is handed over as it came, unread: a
 // PROXY header is then just bytes before a request line, which net/http
 // answers with 400 and a closed connection. Strangers never reach the

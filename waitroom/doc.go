@@ -60,6 +60,7 @@
 //	                           decide (decideRequest), Record the Outcome, answer (hold, admit)
 //	waitroom/preflight.go      a CORS preflight: to the site, bounded per network
 //	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
+//	waitroom/cookiename.go     the cookie's __Host- name, the old name read once and moved
 //	waitroom/template.go       Rooms.Fill: a room filled in from a route's parameter
 //	waitroom/visit.go          visit: the guards, the store's decision, a fresh ticket when
 //	                           it changed, the answer's words (position, wait, when to ask again)

@@ -225,7 +225,7 @@ func (g *Gate) guessRoom(r *http.Request) string {
 	}
 	found := ""
 	for name := range *g.rooms.live.Load() {
-		if _, err := r.Cookie(g.tickets.CookieName(name)); err == nil {
+		if g.tickets.hasCookie(r, name) {
 			if found != "" {
 				return ""
 			}

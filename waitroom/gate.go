@@ -198,6 +198,13 @@ func (g *Gate) decideRequest(w http.ResponseWriter, r *http.Request, lr *liveRoo
 	if p.Refused {
 		g.rooms.obs.TicketRejected(p.Rejection)
 	}
+	if p.Legacy {
+		g.tickets.migrate(w, lr.name, vt.raw)
+	}
+	if lr.room().Identity.takeNotUTF8() {
+		g.log.Warn("refused a signed identity whose account is not UTF-8; the site signs accounts it should not, and such visitors are anonymous (logged once per room)",
+			zap.String(fieldRoom, lr.name))
+	}
 	switch {
 	case vt.refused != "" || vt.challenge != nil:
 		vt.v.ID = "" // a refusal names nobody: no ticket was taken
@@ -243,7 +250,7 @@ func (g *Gate) admit(w http.ResponseWriter, r *http.Request, sc *Scope, vt visit
 	}
 	sc.Admission = &Admission{Room: lr.name, Visitor: vt.v.ID, Account: vt.account,
 		Ticket: ticket, Entered: enteredAt(vt.p, vt.d, time.Now())}
-	if vt.fresh || w.Header().Get(TokenHeader) != "" {
+	if vt.fresh || vt.p.Legacy || w.Header().Get(TokenHeader) != "" {
 		w = &privateWriter{ResponseWriter: w} // the ticket must not be cached for others
 	}
 	if isUpgrade(r.Header) {

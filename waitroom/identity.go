@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
 
 	"github.com/waitroom/waitroom/waitroom/conf"
 )
@@ -16,9 +20,11 @@ const IdentityHeader = "Waitroom-Identity"
 
 // IdentityConfig is rooms.<name>.identity: the site's word on who a visitor
 // is. At login the site sets a cookie (or an app sends IdentityHeader)
-// holding "<account>.<base64url(HMAC-SHA256(secret, account))>", unpadded.
-// A valid one keys the visitor's place and session, so every browser, tab
-// and device of one account shares one place and at most one session.
+// holding "<account>.<expiry>.<mac>": expiry in Unix seconds, mac the
+// unpadded base64url of HMAC-SHA256(secret, "<account>.<expiry>"). A valid
+// one keys the visitor's place and session, so every browser, tab and
+// device of one account shares one place and at most one session. A value
+// past its expiry, or in the old "<account>.<mac>" form, is anonymous.
 type IdentityConfig struct {
 	// Cookie names the site's cookie. Default "": identity is off.
 	Cookie string `mapstructure:"cookie" yaml:"cookie" json:"cookie"`
@@ -38,11 +44,25 @@ const minIdentitySecret = 32
 // a bounded input.
 const maxAccount = 256
 
+// MaxIdentityLifetime bounds how far ahead an identity's expiry may be: a
+// value further out is refused, so no site mints one that works for as
+// long as the secret lives, and an old two-part value whose account ends
+// in ".<digits>" cannot pass for a new one that never expires.
+const MaxIdentityLifetime = 30 * 24 * time.Hour
+
+// maxExpiryDigits bounds the expiry part: Unix seconds fit in 11 digits
+// until the year 5138.
+const maxExpiryDigits = 11
+
 // Identity checks a room's signed accounts; nil when the room has none.
 type Identity struct {
 	cookie   string
 	key      []byte
 	required bool
+	// notUTF8 is 1 once a signed account that is not UTF-8 was refused,
+	// 2 once the gate logged it (takeNotUTF8): the site's bug is logged
+	// once per room, not per request.
+	notUTF8 atomic.Int32
 }
 
 // Build checks the section; nil, nil when identity is off.
@@ -72,49 +92,95 @@ func (id *Identity) Account(r *http.Request) (string, bool) {
 	if id == nil {
 		return "", false
 	}
+	now := time.Now()
 	if v := r.Header.Get(IdentityHeader); v != "" {
-		if account, ok := id.verify(v); ok {
+		if account, ok := id.verify(v, now); ok {
 			return account, true
 		}
 	}
 	for _, c := range r.CookiesNamed(id.cookie) {
-		if account, ok := id.verify(c.Value); ok {
+		if account, ok := id.verify(c.Value, now); ok {
 			return account, true
 		}
 	}
 	return "", false
 }
 
-// verify checks "<account>.<signature>". The signature is base64url, so it
-// holds no '.', and the account may: the last dot separates them.
-func (id *Identity) verify(value string) (string, bool) {
+// verify checks "<account>.<expiry>.<mac>" at now. The expiry and the MAC
+// hold no '.', and the account may: the last two dots separate them. The
+// MAC is compared first (in constant time), so only a value the site
+// signed says anything about its expiry or its account.
+func (id *Identity) verify(value string, now time.Time) (string, bool) {
 	i := strings.LastIndexByte(value, '.')
-	if i <= 0 || i > maxAccount || len(value)-i-1 != base64.RawURLEncoding.EncodedLen(sha256.Size) {
+	if i <= 0 || len(value)-i-1 != base64.RawURLEncoding.EncodedLen(sha256.Size) {
 		return "", false
 	}
-	account := value[:i]
-	for j := 0; j < len(account); j++ {
-		if c := account[j]; c < 0x21 || c == 0x7f {
-			return "", false
-		}
+	signed := value[:i]
+	j := strings.LastIndexByte(signed, '.')
+	if j <= 0 || j > maxAccount {
+		return "", false
+	}
+	account := signed[:j]
+	expiry, ok := parseExpiry(signed[j+1:])
+	if !ok || !printable(account) {
+		return "", false
 	}
 	got, err := base64.RawURLEncoding.DecodeString(value[i+1:])
-	if err != nil {
+	if err != nil || !hmac.Equal(got, id.sign(signed)) {
 		return "", false
 	}
-	return account, hmac.Equal(got, id.sign(account))
+	if expiry <= now.Unix() || expiry > now.Add(MaxIdentityLifetime).Unix() {
+		return "", false
+	}
+	if !utf8.ValidString(account) {
+		id.notUTF8.CompareAndSwap(0, 1)
+		return "", false // a pass, a webhook and a log line all need text
+	}
+	return account, true
 }
 
-func (id *Identity) sign(account string) []byte {
+// parseExpiry reads Unix seconds written as 1 to maxExpiryDigits decimal
+// digits and nothing else: no sign, no space.
+func parseExpiry(s string) (int64, bool) {
+	if s == "" || len(s) > maxExpiryDigits {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// printable refuses spaces and control bytes in an account.
+func printable(account string) bool {
+	for j := 0; j < len(account); j++ {
+		if c := account[j]; c < 0x21 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// takeNotUTF8 reports, once, that a signed account that is not UTF-8 was
+// refused since the room was built, for the gate to log.
+func (id *Identity) takeNotUTF8() bool {
+	return id != nil && id.notUTF8.CompareAndSwap(1, 2)
+}
+
+func (id *Identity) sign(signed string) []byte {
 	m := hmac.New(sha256.New, id.key)
-	m.Write([]byte(account))
+	m.Write([]byte(signed))
 	return m.Sum(nil)
 }
 
-// Sign makes the value a site sets for account: what a site's login does,
-// for tests and examples.
-func (id *Identity) Sign(account string) string {
-	return account + "." + base64.RawURLEncoding.EncodeToString(id.sign(account))
+// Sign makes the value a site sets for account, valid until expiry (to
+// the second): what a site's login does, for tests and examples.
+func (id *Identity) Sign(account string, expiry time.Time) string {
+	signed := account + "." + strconv.FormatInt(expiry.Unix(), 10)
+	return signed + "." + base64.RawURLEncoding.EncodeToString(id.sign(signed))
 }
 
 // VisitorID is the visitor id of account in room: the same for every

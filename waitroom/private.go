@@ -8,7 +8,8 @@ import (
 // privateWriter keeps a response that carries a ticket (a fresh cookie, or
 // the Waitroom-Token an app is handed on every answer) out of shared
 // caches: a CDN that stored the site's "public" page with our Set-Cookie
-// or token would hand one visitor's admission to everyone after it. The
+// or token would hand one visitor's admission to everyone after it, so
+// the CDN's own cache rules go too (cdnCacheRules). The
 // Vary it adds tells a cache that ignores private not to serve one
 // visitor's copy to another either.
 type privateWriter struct {
@@ -16,11 +17,20 @@ type privateWriter struct {
 	wrote bool
 }
 
+// cdnCacheRules are the cache rules a CDN obeys before Cache-Control
+// (RFC 9213's CDN-Cache-Control, Fastly's and Akamai's Surrogate-Control,
+// Cloudflare's own): left beside a ticket, the site's "max-age=86400"
+// there would have the CDN keep what private keeps out of caches.
+var cdnCacheRules = []string{"CDN-Cache-Control", "Surrogate-Control", "Cloudflare-CDN-Cache-Control"}
+
 func (p *privateWriter) WriteHeader(code int) {
 	if !p.wrote && code >= 200 {
 		p.wrote = true
 		h := p.Header()
 		h.Set("Cache-Control", privateCacheControl(h.Get("Cache-Control")))
+		for _, k := range cdnCacheRules {
+			h.Del(k)
+		}
 		h["Vary"] = varyOn(h["Vary"], "Cookie", TokenHeader)
 	}
 	p.ResponseWriter.WriteHeader(code)

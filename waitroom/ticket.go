@@ -90,6 +90,9 @@ func GenerateKeyPair() KeyPair {
 type Tickets struct {
 	cfg    Cookie
 	codecs []securecookie.Codec
+	// built is when these settings were built (Unix seconds): the old
+	// unprefixed cookie is read only for tickets sealed by then.
+	built int64
 }
 
 // Cookie is the parsed cookie section.
@@ -121,22 +124,17 @@ func NewTickets(c Cookie, keys []KeyPair) (*Tickets, error) {
 			sc.MaxAge(0)
 		}
 	}
-	return &Tickets{cfg: c, codecs: codecs}, nil
+	return &Tickets{cfg: c, codecs: codecs, built: time.Now().Unix()}, nil
 }
 
 // MaxAge is how long an encoded ticket stays valid.
 func (t *Tickets) MaxAge() time.Duration { return t.cfg.MaxAge }
 
-// CookieName is the name of the room's cookie, "waitroom_concert". It is
-// also the name the value is signed under, so a ticket for one room never
-// decodes for another.
-func (t *Tickets) CookieName(room string) string { return t.cfg.Name + "_" + room }
-
 // Encode signs and encrypts a ticket, stamping Sealed.
 func (t *Tickets) Encode(tk Ticket) (string, error) {
 	tk.Version = ticketVersion
 	tk.Sealed = time.Now().Unix()
-	v, err := securecookie.EncodeMulti(t.CookieName(tk.Room), tk, t.codecs...)
+	v, err := securecookie.EncodeMulti(t.signName(tk.Room), tk, t.codecs...)
 	if err != nil {
 		return "", fmt.Errorf("encoding ticket: %w", err)
 	}
@@ -168,7 +166,7 @@ func (t *Tickets) Decode(room, value string) (Ticket, error) {
 	if value == "" {
 		return tk, errors.New("decoding ticket: empty value")
 	}
-	if err := securecookie.DecodeMulti(t.CookieName(room), value, &tk, t.codecs...); err != nil {
+	if err := securecookie.DecodeMulti(t.signName(room), value, &tk, t.codecs...); err != nil {
 		return Ticket{}, fmt.Errorf("decoding ticket: %w", err)
 	}
 	switch {
@@ -212,6 +210,9 @@ type Presented struct {
 	// the last value refused.
 	Refused   bool
 	Rejection string
+	// Legacy is true when the ticket came in the room's unprefixed cookie,
+	// from before its name took the __Host- prefix: the answer moves it.
+	Legacy bool
 }
 
 // Read finds the room's ticket in the Waitroom-Token header, or else in the
@@ -234,7 +235,7 @@ func (t *Tickets) Read(r *http.Request, room string) Presented {
 		}
 		p.Refused, p.Rejection = true, rejection(err)
 	}
-	return p
+	return t.readLegacy(r, room, p)
 }
 
 // SetCookie writes the room's cookie holding value.
@@ -251,6 +252,9 @@ func (t *Tickets) ClearCookie(w http.ResponseWriter, room string) {
 // responses being prepared outside a ResponseWriter (a proxied one).
 func (t *Tickets) Expire(h http.Header, room string) {
 	h.Add("Set-Cookie", t.cookie(room, "", -1).String())
+	if t.hostOnly() {
+		h.Add("Set-Cookie", t.legacyExpiry(room).String())
+	}
 }
 
 func (t *Tickets) cookie(room, value string, maxAge int) *http.Cookie {

@@ -46,6 +46,10 @@ type AdminOptions struct {
 	// nil is always ready.
 	Ready func(ctx context.Context) (lines []string, err error)
 	Log   *zap.Logger
+	// WrongTokenPace is how often one client (an address, an IPv6 /64)
+	// hears that its token is wrong, after a burst of 3: each wrong try
+	// waits its turn. 0: DefaultWrongTokenPace (250ms).
+	WrongTokenPace time.Duration
 }
 
 // maxAdminBody bounds a request body of the admin API.
@@ -63,6 +67,7 @@ func NewAdmin(o AdminOptions) http.Handler {
 	if a.Log == nil {
 		a.Log = zap.NewNop()
 	}
+	a.wrong = newWrongTokens(o.WrongTokenPace, a.Log)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { plain(w, http.StatusOK, "ok") })
 	mux.HandleFunc("GET /readyz", a.readyz)
@@ -134,11 +139,13 @@ func isLoopbackHost(hostport string) bool {
 type admin struct {
 	AdminOptions
 	digest []byte
+	wrong  *wrongTokens
 }
 
 // authorize lets through requests with the bearer token, compared in
 // constant time (on digests, so the length does not leak either). A wrong
-// or missing token gets 401 and nothing more.
+// or missing token gets 401 and nothing more, once its turn comes
+// (wrongTokens).
 func (a *admin) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.digest != nil {
@@ -146,6 +153,7 @@ func (a *admin) authorize(next http.Handler) http.Handler {
 			sum := sha256.Sum256([]byte(got))
 			// The scheme is case-insensitive (RFC 9110); the token is not.
 			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], a.digest) != 1 {
+				a.wrong.wait(r)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom"`)
 				plain(w, http.StatusUnauthorized, "unauthorized")
 				return

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // adminClient talks to a gateway's admin listener.
@@ -244,5 +247,24 @@ func TestAdmin_MessageReachesTheWaitingPage(t *testing.T) {
 	}
 	if code, _, body := c.do("PATCH", "/admin/api/rooms/concert", `{"message":"`+strings.Repeat("x", 501)+`"}`); code != 400 || !strings.Contains(body, "message") {
 		t.Fatalf("a 501-character message: %d %s", code, body)
+	}
+}
+
+// An admin listener without a token (allowed on loopback only) says so
+// at start, naming the risk; one with a token does not.
+func TestAdmin_LoopbackWithoutTokenWarns(t *testing.T) {
+	_, site := newUpstream(t)
+	cfg := gwConfig(site.URL, "    max_active: 5")
+	open := strings.Replace(cfg, fmt.Sprintf("token: %q", adminToken), `token: ""`, 1)
+	if open == cfg {
+		t.Fatal("the test config has no admin token to remove")
+	}
+	_, _, _, logs := fileGateway(t, open, false)
+	if n := logs.FilterMessageSnippet("admin API has no token").FilterField(zap.String("listen", "127.0.0.1:0")).Len(); n != 1 {
+		t.Fatalf("%d warnings for a tokenless admin listener, want 1", n)
+	}
+	_, _, _, logs = fileGateway(t, cfg, false)
+	if n := logs.FilterMessageSnippet("admin API has no token").Len(); n != 0 {
+		t.Fatalf("%d warnings with a token", n)
 	}
 }

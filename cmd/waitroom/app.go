@@ -156,6 +156,12 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
+	if cfg.Admin.Token == "" {
+		// Allowed on loopback only, and still open to every local process
+		// and to any request the site can be made to send here (SSRF).
+		log.Warn("the admin API has no token: anything on this machine, or a request the site is tricked into sending (SSRF), can pause, open, admit and release rooms; set admin.token or admin.token_file",
+			zap.String("listen", cfg.Admin.Listen))
+	}
 	a.admin = &http.Server{
 		Handler: web.NewAdmin(web.AdminOptions{
 			Token: cfg.Admin.Token, Rooms: a.rooms,

@@ -37,10 +37,14 @@ type Settings struct {
 	onOutage     waitroom.OutagePolicy
 	openAfter    time.Duration
 	trusted      []netip.Prefix
-	networks     waitroom.Networks
-	bypass       *proxy.Bypass
-	router       *proxy.Router
-	upstreams    map[string]proxy.UpstreamSettings
+	// forwarders are the peers whose forwarding headers are believed:
+	// trusted, or none with proxy_protocol, where the PROXY header names
+	// the client (for LOCAL and UNKNOWN, the balancer itself).
+	forwarders []netip.Prefix
+	networks   waitroom.Networks
+	bypass     *proxy.Bypass
+	router     *proxy.Router
+	upstreams  map[string]proxy.UpstreamSettings
 }
 
 // serverSettings is the server section, built.
@@ -67,6 +71,9 @@ func build(c *Config) (*Settings, error) {
 		p.Add("listen", `want host:port such as ":8080", got %q`, c.Listen)
 	}
 	s.server, s.trusted = c.Server.build(&p)
+	if !c.Server.ProxyProtocol {
+		s.forwarders = s.trusted
+	}
 	s.tls = c.TLS.build(&p)
 	signer, perr := c.Pass.Build()
 	p.Nest("pass.", perr)

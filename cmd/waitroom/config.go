@@ -72,7 +72,9 @@ type ServerConfig struct {
 	TrustedProxies []string `mapstructure:"trusted_proxies" yaml:"trusted_proxies" json:"trusted_proxies"`
 	// ProxyProtocol reads a PROXY protocol header (v1 or v2) on every
 	// connection from a trusted proxy (an AWS NLB, HAProxy), required from
-	// them; from anyone else a PROXY header is refused. Default false.
+	// them; from anyone else a PROXY header is refused. The client is then
+	// the header's source, or the balancer for a v1 UNKNOWN or v2 LOCAL
+	// header, and no forwarding header is believed. Default false.
 	ProxyProtocol bool `mapstructure:"proxy_protocol" yaml:"proxy_protocol" json:"proxy_protocol"`
 	// ClientNetworkV4 and ClientNetworkV6 size the client networks that
 	// per-client limits (rooms' join_limit, session_clients) apply to, in

@@ -26,9 +26,9 @@ func (fd *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(waitroom.RoomHeader)
 	// Once, here: the bypass rules, the per-network limits, the logs and
 	// the metrics all read this address, believed from forwarding headers
-	// only when the peer is a trusted proxy.
+	// only when the peer is a trusted proxy and no PROXY header names it.
 	r, sc := waitroom.Scoped(r)
-	sc.Client = proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.trusted)
+	sc.Client = proxy.ClientAddr(r.RemoteAddr, r.Header, f.cfg.forwarders)
 	d := f.router.Route(r)
 	sc.Room, sc.Upstream = d.Room, d.Upstream
 	// Route on the cleaned path and forward that same path, so what the

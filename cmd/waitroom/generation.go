@@ -92,7 +92,7 @@ func (g *generation) buildUpstreams(a *App) error {
 			ErrorPage:      g.pages.Error,
 			OnCommand:      g.command(a.rooms),
 			OwnCookie:      g.ownCookie(),
-			TrustedProxies: g.cfg.trusted,
+			TrustedProxies: g.cfg.forwarders,
 			DropHeaders:    drop,
 			Pass:           g.pass(name),
 			OnDone: func(r *http.Request, status int, d time.Duration) {
@@ -116,12 +116,13 @@ func (g *generation) close() {
 }
 
 // ownCookie claims only the cookies of configured rooms and of the rooms
-// their templates fill, so a site cookie that happens to start with
-// "waitroom_" still reaches the site.
+// their templates fill, under both their names (with and without
+// __Host-), so a site cookie that happens to start with "waitroom_" still
+// reaches the site, and neither of ours does.
 func (g *generation) ownCookie() func(string) bool {
 	names := make([]string, 0, len(g.cfg.Rooms))
 	for room := range g.cfg.Rooms {
-		names = append(names, g.tickets.CookieName(room))
+		names = append(names, g.tickets.CookieNames(room)...) // __Host- and the old name
 	}
 	return pattern.NewSet(names...).Has
 }

@@ -150,16 +150,16 @@ func TestGuard_IdentityOnePlacePerAccount(t *testing.T) {
 		room := fmt.Sprintf("    max_active: 0\n    tick: 50ms\n    identity: { cookie: acct, secret: %q }", secret)
 		app, base := startGateway(t, trustedConfig(site.URL, room, addr))
 		phone, laptop, other := newVisitor(t, base), newVisitor(t, base), newVisitor(t, base)
-		phone.from("198.51.100.1", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("kim@example.com"))
-		p1 := phone.from("198.51.100.1", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("kim@example.com"))
-		other.from("198.51.100.2", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("lee@example.com"))
-		other.from("198.51.100.2", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("lee@example.com"))
-		laptop.from("203.0.113.5", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("kim@example.com"))
-		p2 := laptop.from("203.0.113.5", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("kim@example.com"))
+		phone.from("198.51.100.1", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("kim@example.com", time.Now().Add(time.Hour)))
+		p1 := phone.from("198.51.100.1", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("kim@example.com", time.Now().Add(time.Hour)))
+		other.from("198.51.100.2", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("lee@example.com", time.Now().Add(time.Hour)))
+		other.from("198.51.100.2", http.MethodGet, "/events/1", "Cookie", "acct="+id.Sign("lee@example.com", time.Now().Add(time.Hour)))
+		laptop.from("203.0.113.5", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("kim@example.com", time.Now().Add(time.Hour)))
+		p2 := laptop.from("203.0.113.5", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("kim@example.com", time.Now().Add(time.Hour)))
 		if p1.position() != 1 || p2.position() != 1 {
 			t.Fatalf("one account from two devices: %v and %v, want one place, the first", p1.json, p2.json)
 		}
-		forged := id.Sign("kim@example.com")
+		forged := id.Sign("kim@example.com", time.Now().Add(time.Hour))
 		forged = forged[:len(forged)-2] + "AA"
 		mallory := newVisitor(t, base)
 		mallory.from("192.0.2.9", http.MethodGet, "/events/1", "Waitroom-Identity", forged)
@@ -176,7 +176,7 @@ func TestGuard_IdentityOnePlacePerAccount(t *testing.T) {
 		if r.status != http.StatusForbidden || r.state() != "identity" || r.header.Get("Set-Cookie") != "" {
 			t.Fatalf("no identity where it is required: %d %v", r.status, r.json)
 		}
-		if r := newVisitor(t, strict).from("198.51.100.3", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("park@example.com")); r.status != 200 {
+		if r := newVisitor(t, strict).from("198.51.100.3", http.MethodGet, "/events/1", "Waitroom-Identity", id.Sign("park@example.com", time.Now().Add(time.Hour))); r.status != 200 {
 			t.Fatalf("a signed-in visitor where identity is required: %d %v", r.status, r.json)
 		}
 	})

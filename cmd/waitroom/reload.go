@@ -163,4 +163,5 @@ func (s *Settings) keepRunning(old *Settings) {
 	c.Store = old.Store
 	c.Store.OnError, c.Store.SessionCache = onError, cache
 	s.Config, s.server, s.trusted, s.tls = &c, old.server, old.trusted, old.tls
+	s.forwarders = old.forwarders
 }

@@ -27,7 +27,8 @@ import (
 
 // Options are a room's settings, as in the gateway's file.
 type Options struct {
-	// Name is the room's name (its cookie is waitroom_<name>). Required.
+	// Name is the room's name (its cookie is waitroom_<name>, with the
+	// __Host- prefix when secure and without a domain). Required.
 	Name string
 	// Room and Page are the room's settings and its waiting page;
 	// zero values take the file's defaults (waitroom.DefaultRoom,
