@@ -13,8 +13,7 @@ import (
 // auth answers an auth request about the original request it names, routed
 // and gated exactly as the proxy would: 200 with the headers to copy
 // (Set-Cookie, Waitroom-Pass, Waitroom-Visitor, Waitroom-Room) for a
-// visitor inside, a route without a room, a bypass or a path no route
-// has; otherwise, for nginx (X-Original-URI), a bare 401 that its
+// visitor inside, a route without a room or a bypass; otherwise, for nginx (X-Original-URI), a bare 401 that its
 // error_page turns into a request for the waiting page; for the others
 // (Traefik's forwardAuth, Envoy's ext_authz), the waiting answer itself,
 // which they pass on to the client, never with a 2xx status, which both
@@ -33,15 +32,13 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.through(orig, d)
 		allow(w, orig)
 		return
-	case door.KindNoRoute:
-		allow(w, orig) // not a room's: waitroom has nothing against it
-		return
 	case door.KindBadPath:
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
 	default:
-		// Refused, waitroom's own paths, and any kind added later: never
-		// 2xx, since the front door does not send these to the site.
+		// No route (another Host, say), refused, waitroom's own paths,
+		// and any kind added later: never 2xx, since the front door sends
+		// none of these to the site.
 		// nginx takes anything but 2xx, 401 and 403 for its own error.
 		if nginx {
 			w.WriteHeader(http.StatusUnauthorized)

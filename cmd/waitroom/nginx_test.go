@@ -218,7 +218,7 @@ func TestNginx_AuthRequestFIFO(t *testing.T) {
 // The auth endpoint's answers to Traefik and Envoy (X-Forwarded-*): a
 // visitor inside gets 200 with the headers to copy, a waiting one the
 // waiting answer itself at 429 (both proxies let any 2xx through to the
-// site), a bypass or a route without a room 200, a path no route has 200
+// site), a bypass or a route without a room 200
 // (not waitroom's), a refused template value 404; waitroom's own paths are
 // never allowed, a client's own Waitroom-Pass never comes back, and a
 // client's X-Original-URI beside its proxy's X-Forwarded-Uri is refused.
@@ -323,5 +323,29 @@ func TestAuth_PreflightsBounded(t *testing.T) {
 	}
 	if r := v.do(http.MethodOptions, "/events/1", pre...); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the front door past the limit replayed %d (an auth answer is no site answer)", r.status)
+	}
+}
+
+// A request for a host no route has is refused by the auth endpoint as by
+// the front door (404), never allowed: with host-scoped routes, a client
+// naming another Host must not walk around the room.
+func TestAuth_NoRouteIsRefused(t *testing.T) {
+	_, site := newUpstream(t)
+	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 0"), "  - { path: /, upstream: site }\n", "", 1)
+	cfg = strings.Replace(cfg, "  - { path: /events/, upstream: site, room: concert }", "  - { host: hosted.example, path: /events/, upstream: site, room: concert }", 1)
+	_, base := startGateway(t, cfg)
+	ask := func(host string) int {
+		return newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth", "X-Forwarded-Uri", "/events/1", "X-Forwarded-Method", "GET", "X-Forwarded-Host", host).status
+	}
+	if got := ask("hosted.example"); got != http.StatusTooManyRequests {
+		t.Fatalf("the room's own host: %d, want 429 (waiting)", got)
+	}
+	if got := ask("evil.example"); got != http.StatusNotFound {
+		t.Fatalf("a host no route has: %d, want 404", got)
+	}
+	// nginx names the host in Host itself: here the gateway's own address,
+	// which no route has either.
+	if got := newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth", "X-Original-URI", "/events/1").status; got != http.StatusUnauthorized {
+		t.Fatalf("nginx, a host no route has: %d, want 401", got)
 	}
 }
