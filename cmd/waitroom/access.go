@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/conf"
@@ -127,19 +129,28 @@ type accessEntry struct {
 // not become a 64 KiB log line.
 const maxLogField = 512
 
-// clip is s cut to maxLogField bytes.
+// clip is s cut to at most maxLogField bytes, at a character's start so
+// the JSON line shows no broken character.
 func clip(s string) string {
-	if len(s) > maxLogField {
-		return s[:maxLogField]
+	if len(s) <= maxLogField {
+		return s
 	}
-	return s
+	cut := maxLogField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
-// refererOf is r's Referer without query or fragment.
+// refererOf is r's Referer without credentials, query or fragment.
 func refererOf(r *http.Request) string {
 	ref := r.Referer()
 	if i := strings.IndexAny(ref, "?#"); i >= 0 {
 		ref = ref[:i]
+	}
+	if u, err := url.Parse(ref); err == nil && u.User != nil {
+		u.User = nil
+		ref = u.String()
 	}
 	return clip(ref)
 }

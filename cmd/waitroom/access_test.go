@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // readAccess reads the access log's JSON lines.
@@ -217,9 +218,14 @@ func TestAccessLog_AgentRefererAndReopen(t *testing.T) {
 		fmt.Sprintf("log: { level: error, access: { enabled: true, path: %q } }", path), 1)
 	app, base := startGateway(t, cfg)
 	v := newVisitor(t, base)
-	v.do(http.MethodGet, "/about", "User-Agent", "Mozilla/5.0 test", "Referer", "https://shop.example/events/?token=secret")
+	v.do(http.MethodGet, "/about", "User-Agent", "Mozilla/5.0 test", "Referer", "https://user:pw@shop.example/events/?token=secret")
 	v.do(http.MethodGet, "/about", "User-Agent", strings.Repeat("x", 4000))
+	v.do(http.MethodGet, "/about", "User-Agent", strings.Repeat("가", 400))
 	lines := readAccess(t, path)
+	if ua, _ := lines[2]["user_agent"].(string); len(ua) > maxLogField || !utf8.ValidString(ua) || strings.ContainsRune(ua, utf8.RuneError) {
+		t.Fatalf("a long Korean user agent logged as %d bytes, valid %v", len(ua), utf8.ValidString(ua))
+	}
+	lines = lines[:2]
 	if len(lines) != 2 || lines[0]["user_agent"] != "Mozilla/5.0 test" || lines[0]["referer"] != "https://shop.example/events/" {
 		t.Fatalf("agent and referer: %v", lines)
 	}
@@ -236,7 +242,7 @@ func TestAccessLog_AgentRefererAndReopen(t *testing.T) {
 	if lines := readAccess(t, path); len(lines) != 1 || lines[0]["path"] != "/about" {
 		t.Fatalf("after reopening, the new file has %v", lines)
 	}
-	if old := readAccess(t, path+".1"); len(old) != 2 {
-		t.Fatalf("the rotated file has %d lines, want 2", len(old))
+	if old := readAccess(t, path+".1"); len(old) != 3 {
+		t.Fatalf("the rotated file has %d lines, want 3", len(old))
 	}
 }

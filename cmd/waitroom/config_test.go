@@ -146,6 +146,7 @@ func TestConfig_Bad(t *testing.T) {
 		{"bad block key", `block_keys: ["MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="]`, `block_keys: ["!!"]`, "cookie.block_keys[0]: must be standard base64"},
 		{"wrong type", "max_active: 500", "max_active: lots", "rooms.concert.max_active:"},
 		{"a word for a bool", `paths: ["/static/"]`, `paths: ["/static/"]` + "\nserver: { proxy_protocol: off }", `server.proxy_protocol: want true or false, got "off"`},
+		{"beyond a whole number's range", "max_active: 500", "max_active: 1e19", "rooms.concert.max_active: want a whole number, got 1e+19"},
 		{"fraction for a whole number", "max_active: 500", "max_active: 300.5", "rooms.concert.max_active: want a whole number, got 300.5"},
 		{"bad locale", "locale: ko", "locale: fr", "rooms.concert.page.locale:"},
 		{"abandon below refresh", "max_active: 500", "max_active: 500\n    abandon_after: 6s", "rooms.concert.abandon_after: must be at least twice page.refresh"},
@@ -210,5 +211,19 @@ func TestSortProblems(t *testing.T) {
 	want := []string{"listen: z", "routes[2].path: w", "routes[2].room: y", "routes[10].path: x"}
 	if strings.Join(ps, "|") != strings.Join(want, "|") {
 		t.Fatalf("sorted %q, want %q", ps, want)
+	}
+}
+
+// A WAITROOM_ override is a string: a whole number converts as before, a
+// fraction is refused with the same words as in the file.
+func TestConfig_EnvWholeNumbers(t *testing.T) {
+	t.Setenv("WAITROOM_ROOMS_CONCERT_MAX_ACTIVE", "700")
+	s, err := parseConfig("good.yaml", []byte(goodConfig))
+	if err != nil || s.Rooms["concert"].MaxActive != 700 {
+		t.Fatalf("a whole number from the environment: %v", err)
+	}
+	t.Setenv("WAITROOM_ROOMS_CONCERT_MAX_ACTIVE", "300.5")
+	if _, err := parseConfig("good.yaml", []byte(goodConfig)); err == nil || !strings.Contains(err.Error(), "rooms.concert.max_active: want a whole number, got 300.5") {
+		t.Fatalf("a fraction from the environment: %v", err)
 	}
 }

@@ -112,7 +112,7 @@ func TestCheck_RedactsEverySecret(t *testing.T) {
 	extra := fmt.Sprintf(`
   header: { name: X-Staff, secret: "0123456789abcdef-bypass-canary" }
 webhooks:
-  - url: "https://hookuser:hookpass-canary@shop.example/hooks"
+  - url: "https://hookuser:hookpass-canary@shop.example/hooks/path-token-canary?token=query-canary"
     events: [queue.started]
     secret: %q
 `, whsec)
@@ -131,12 +131,12 @@ webhooks:
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, secret := range []string{testKey, "bypass-canary", "hookpass-canary", whsec, "admin-token-canary", "redis-password-canary", "identity-secret-canary"} {
+	for _, secret := range []string{testKey, "bypass-canary", "hookpass-canary", "path-token-canary", "query-canary", whsec, "admin-token-canary", "redis-password-canary", "identity-secret-canary"} {
 		if strings.Contains(s, secret) {
 			t.Errorf("check printed %q:\n%s", secret, s)
 		}
 	}
-	if !strings.Contains(s, "https://hookuser:xxxxx@shop.example/hooks") || !strings.Contains(s, "max_active: 500") {
+	if !strings.Contains(s, "url: https://shop.example/…") || !strings.Contains(s, "max_active: 500") {
 		t.Fatalf("the rest of the configuration is missing:\n%s", s)
 	}
 }

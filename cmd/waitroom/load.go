@@ -372,7 +372,14 @@ func strictScalars(_, to reflect.Type, data any) (any, error) {
 	switch to.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if f, ok := data.(float64); ok && f != math.Trunc(f) {
+		f, ok := data.(float64)
+		if s, isText := data.(string); isText {
+			if _, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err != nil {
+				f, err = strconv.ParseFloat(strings.TrimSpace(s), 64)
+				ok = err == nil // a number, but not a whole one: say so
+			}
+		}
+		if ok && (f != math.Trunc(f) || math.Abs(f) > math.MaxInt64) {
 			return nil, fmt.Errorf("want a whole number, got %v", f)
 		}
 	case reflect.Bool:

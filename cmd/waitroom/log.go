@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/waitroom/waitroom/waitroom/redisstore"
+	"github.com/waitroom/waitroom/waitroom/webhook"
 )
 
 // newLogger builds the one root logger: JSON in production, console for
@@ -46,6 +47,12 @@ const redacted = "REDACTED"
 func writeRedacted(w io.Writer, cfg *Config) error {
 	c := *cfg
 	c.Store.Redis.Addrs = redisstore.RedactAddrs(c.Store.Redis.Addrs) // its own address forms too
+	// Many webhook receivers carry their token in the path or the query:
+	// only the scheme and host of a webhook URL are printed.
+	c.Webhooks = append([]webhook.Config(nil), c.Webhooks...)
+	for i := range c.Webhooks {
+		c.Webhooks[i].URL = hookOrigin(c.Webhooks[i].URL)
+	}
 	var doc yaml.Node
 	b, err := yaml.Marshal(&c)
 	if err == nil {
@@ -90,6 +97,20 @@ func redactNode(n *yaml.Node, secret bool) {
 			n.Value = redactURL(n.Value)
 		}
 	}
+}
+
+// hookOrigin is a webhook URL with only its scheme and host left (and
+// "/…" where it had more); a value that does not parse, all of it hidden.
+func hookOrigin(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return redacted
+	}
+	out := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" {
+		out += "/…"
+	}
+	return out
 }
 
 // redactURL is s with the password of a URL it holds replaced ("xxxxx",
