@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -58,12 +59,9 @@ const maxAdminBody = 64 << 10
 // NewAdmin returns the admin listener's handler: the JSON API and the
 // dashboard behind the bearer token, /metrics too; /healthz and /readyz open,
 // for probes.
-func NewAdmin(o AdminOptions) http.Handler {
+func NewAdmin(o AdminOptions) *Admin {
 	a := &admin{AdminOptions: o}
-	if o.Token != "" {
-		sum := sha256.Sum256([]byte(o.Token))
-		a.digest = sum[:]
-	}
+	a.setToken(o.Token)
 	if a.Log == nil {
 		a.Log = zap.NewNop()
 	}
@@ -108,14 +106,35 @@ func NewAdmin(o AdminOptions) http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		plain(w, http.StatusForbidden, "forbidden")
 	}))
-	return a.loopbackHost(cop.Handler(mux))
+	return &Admin{Handler: a.loopbackHost(cop.Handler(mux)), a: a}
+}
+
+// Admin is the admin listener's handler.
+type Admin struct {
+	http.Handler
+	a *admin
+}
+
+// SetToken puts a new bearer token in service at once ("" leaves the API
+// open, which the application allows only on loopback): a reload that
+// read a new admin.token_file needs no restart, and the old token stops
+// working with the swap.
+func (h *Admin) SetToken(token string) { h.a.setToken(token) }
+
+func (a *admin) setToken(token string) {
+	if token == "" {
+		a.digest.Store(nil)
+		return
+	}
+	sum := sha256.Sum256([]byte(token))
+	a.digest.Store(&sum)
 }
 
 // loopbackHost refuses requests whose Host is not this machine while no
 // token guards the API.
 func (a *admin) loopbackHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.digest == nil && !isLoopbackHost(r.Host) {
+		if a.digest.Load() == nil && !isLoopbackHost(r.Host) {
 			plain(w, http.StatusForbidden, "forbidden")
 			return
 		}
@@ -138,7 +157,7 @@ func isLoopbackHost(hostport string) bool {
 
 type admin struct {
 	AdminOptions
-	digest []byte
+	digest atomic.Pointer[[sha256.Size]byte] // nil: no token
 	wrong  *wrongTokens
 }
 
@@ -148,11 +167,11 @@ type admin struct {
 // (wrongTokens).
 func (a *admin) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.digest != nil {
+		if want := a.digest.Load(); want != nil {
 			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			sum := sha256.Sum256([]byte(got))
 			// The scheme is case-insensitive (RFC 9110); the token is not.
-			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], a.digest) != 1 {
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 				a.wrong.wait(r)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom"`)
 				plain(w, http.StatusUnauthorized, "unauthorized")

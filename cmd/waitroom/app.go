@@ -56,6 +56,7 @@ type App struct {
 	defsVersion int64
 
 	server, admin     *http.Server
+	adminAPI          *web.Admin // admin's handler, whose token a reload may replace
 	listener, adminLn net.Listener
 	// redirect answers plain HTTP with HTTPS's address (tls.redirect_listen).
 	redirect   *http.Server
@@ -162,12 +163,13 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 		log.Warn("the admin API has no token: anything on this machine, or a request the site is tricked into sending (SSRF), can pause, open, admit and release rooms; set admin.token or admin.token_file",
 			zap.String("listen", cfg.Admin.Listen))
 	}
+	a.adminAPI = web.NewAdmin(web.AdminOptions{
+		Token: cfg.Admin.Token, Rooms: a.rooms,
+		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
+		Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
+	})
 	a.admin = &http.Server{
-		Handler: web.NewAdmin(web.AdminOptions{
-			Token: cfg.Admin.Token, Rooms: a.rooms,
-			Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
-			Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
-		}),
+		Handler:           a.adminAPI,
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: stdLog(log.Named("admin")),
 	}

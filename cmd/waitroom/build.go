@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -250,6 +252,13 @@ func (s *Settings) roomsConfig() waitroom.RoomsConfig {
 // change only a restart applies.
 func (s *Settings) fingerprint() []byte {
 	out := append([]byte(nil), s.file...)
+	// What *_file keys and ${ENV} put in the configuration is not in the
+	// file's bytes: a hash of the effective values is, so a new token in
+	// admin.token_file (or new cookie keys) is a change a reload applies.
+	if b, err := json.Marshal(s.Config); err == nil {
+		sum := sha256.Sum256(b)
+		out = append(append(out, 0), sum[:]...)
+	}
 	for _, name := range sortedKeys(s.pages) {
 		if sum, ok := s.pages[name].TemplateSum(); ok {
 			out = append(append(out, 0), sum[:]...)

@@ -113,6 +113,10 @@ func (a *App) reload(why string) (string, error) {
 		log.Error("configuration not reloaded; the running one stays", zap.Error(err))
 		return "", err
 	}
+	if a.adminAPI != nil && cfg.Admin.Token != old.cfg.Admin.Token {
+		a.adminAPI.SetToken(cfg.Admin.Token)
+		log.Info("admin token replaced")
+	}
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)),
 		zap.Bool("after_a_refused_file", a.refused))
@@ -138,7 +142,11 @@ func needsRestart(old, cur *Config) []string {
 	if !reflect.DeepEqual(was, is) {
 		keys = append(keys, "store")
 	}
-	if old.Admin != cur.Admin {
+	// The admin token is put in service by a reload (App.adminAPI.SetToken);
+	// the rest of the section needs a restart.
+	was2, is2 := old.Admin, cur.Admin
+	was2.Token, was2.TokenFile, is2.Token, is2.TokenFile = "", "", "", ""
+	if was2 != is2 {
 		keys = append(keys, "admin")
 	}
 	if !reflect.DeepEqual(old.Server, cur.Server) {
@@ -158,7 +166,9 @@ func needsRestart(old, cur *Config) []string {
 // session_cache, which a reload applies), the server and the log.
 func (s *Settings) keepRunning(old *Settings) {
 	c := *s.Config
+	token, tokenFile := c.Admin.Token, c.Admin.TokenFile
 	c.Listen, c.Admin, c.Server, c.Log, c.TLS = old.Listen, old.Admin, old.Server, old.Log, old.TLS
+	c.Admin.Token, c.Admin.TokenFile = token, tokenFile
 	onError, cache := c.Store.OnError, c.Store.SessionCache
 	c.Store = old.Store
 	c.Store.OnError, c.Store.SessionCache = onError, cache

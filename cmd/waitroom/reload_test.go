@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -252,5 +254,44 @@ func TestReload_PageTemplate(t *testing.T) {
 	}
 	if r := v.get("/events/"); !strings.Contains(r.body, "<h1>SECOND 1</h1>") {
 		t.Fatal("after a broken template the running page must stay")
+	}
+}
+
+// A new token in admin.token_file is in service after a reload (SIGHUP or
+// the file's own change), with the YAML unchanged; the old one stops
+// working at once, and nothing asks for a restart.
+func TestReload_AdminTokenFile(t *testing.T) {
+	_, srv := newUpstream(t)
+	tokenPath := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenPath, []byte("first-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := strings.Replace(gwConfig(srv.URL, "    max_active: 1"), fmt.Sprintf("token: %q", adminToken), fmt.Sprintf("token_file: %q", tokenPath), 1)
+	app, _, _, logs := fileGateway(t, cfg, false)
+	base := "http://" + app.AdminAddr().String() + "/admin/api/rooms"
+	get := func(token string) int {
+		req, _ := http.NewRequest(http.MethodGet, base, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if get("first-token-0123456789") != 200 {
+		t.Fatal("the first token does not work")
+	}
+	if err := os.WriteFile(tokenPath, []byte("second-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{get("second-token-0123456789"), get("first-token-0123456789")}; got[0] != 200 || got[1] != 401 {
+		t.Fatalf("after the reload: new token %d, old token %d", got[0], got[1])
+	}
+	if logs.FilterMessage("these changes need a restart and were not applied; the rest was").Len() != 0 {
+		t.Fatal("a new admin token was taken for a change that needs a restart")
 	}
 }
