@@ -22,7 +22,7 @@ func (a *App) WatchFile(path string) {
 // usePath makes path the file SIGHUP reloads from, as loaded now.
 func (a *App) usePath(path string) {
 	a.path = path
-	a.loaded = a.current().cfg.fingerprint()
+	a.loaded = a.file.fingerprint() // the file's own settings, without the API rooms
 }
 
 // hangups registers for SIGHUP; Run calls it before it serves, so that a
