@@ -273,3 +273,35 @@ func commandCalls(t *testing.T, rdb redis.UniversalClient) map[string]float64 {
 	}
 	return calls
 }
+
+// TestTemplate_SleepingRoomWakesToItsOverride: a room asleep on gateway B
+// (nobody in line, nobody inside) while the site closes it through
+// gateway A must not hand B's next newcomer a ticket on its old word.
+// Here the woken tick may read the override first too;
+// TestRooms_SleepingRoomReadsItsOverrideOnWaking pins that the waking
+// request itself reads it.
+func TestTemplate_SleepingRoomWakesToItsOverride(t *testing.T) {
+	srv := redistest.Start(t)
+	_, site := newUpstream(t)
+	cfg, _ := junkConfig(site.URL, "    max_active: 0\n    tick: 100ms", srv.Addr())
+	a, baseA := startGateway(t, cfg)
+	_, baseB := startGateway(t, cfg)
+	v := newVisitor(t, baseA)
+	v.from("198.51.100.1", http.MethodGet, "/events/1/")
+	if r := v.from("198.51.100.1", http.MethodGet, "/events/1/"); r.state() != "waiting" {
+		t.Fatalf("through A: %v", r.json)
+	}
+	if r := v.do(http.MethodPost, "/.waitroom/leave?room=event-1", "Sec-Fetch-Site", "same-origin", "X-Forwarded-For", "198.51.100.1"); r.status != http.StatusOK {
+		t.Fatalf("leave: %d", r.status)
+	}
+	if r := newVisitor(t, baseB).from("198.51.101.1", http.MethodGet, "/events/1/"); r.state() != "waiting" {
+		t.Fatalf("a newcomer through B: %v", r.json)
+	}
+	time.Sleep(500 * time.Millisecond) // both rooms tick, find nobody, and sleep
+	if code, _, body := newAdmin(t, a).do("PATCH", "/admin/api/rooms/event-1", `{"mode":"reject"}`); code != http.StatusOK {
+		t.Fatalf("closing through A: %d %s", code, body)
+	}
+	if r := newVisitor(t, baseB).from("198.51.102.1", http.MethodGet, "/events/1/"); r.state() != "closed" {
+		t.Fatalf("a newcomer through B after the room was closed through A: %d %v", r.status, r.json)
+	}
+}
