@@ -76,7 +76,8 @@ func (rs *Rooms) admitter(lr *liveRoom) *Admitter {
 
 // Run ticks once at once, then every room tick, until ctx is done. A tick
 // that fails or panics is logged and the next one runs as usual. A reload
-// that changes the room's tick takes effect at the next tick. Once ctx is
+// that changes the room's tick takes effect at the next tick. A sleeping
+// room (sleep.go) skips its ticks until a request wakes it. Once ctx is
 // done, a room no longer in service is forgotten by the observer, so its
 // metric series go with it.
 func (a *Admitter) Run(ctx context.Context) error {
@@ -95,11 +96,16 @@ func (a *Admitter) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			if a.lr.asleep.Load() {
+				continue // nobody waits and nobody is inside: see sleep.go
+			}
 			a.Tick(ctx)
 			if d := a.lr.room().Tick; d != every {
 				every = d
 				t.Reset(every)
 			}
+		case <-a.lr.wake:
+			a.Tick(ctx)
 		}
 	}
 }
@@ -113,6 +119,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 		}
 	}()
 	room, store := a.lr.room(), a.rs.store
+	seen := a.lr.visits.Load()
 	// A tick must not outlive the next one: a slow store skips a beat
 	// instead of piling ticks up.
 	tctx, cancel := context.WithTimeout(ctx, room.Tick)
@@ -170,6 +177,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 		a.rs.obs.Room(a.lr.name, st) // a template's sum is sweepTemplates'
 	}
 	a.rs.obs.StoreUp(true) // from the first tick on, not only after an outage
+	a.rest(seen, st)
 }
 
 // failed handles a store error in a tick. A shutdown is no failure. A tick

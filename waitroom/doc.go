@@ -61,6 +61,8 @@
 //	waitroom/preflight.go      a CORS preflight: to the site, bounded per network
 //	waitroom/ticket.go         Tickets.Read: the room's cookie or Waitroom-Token
 //	waitroom/cookiename.go     the cookie's __Host- name, the old name read once and moved
+//	waitroom/create.go         Gate.create: a template's room made for a newcomer's ticket,
+//	                           within create_limit; counted at its first returning ticket
 //	waitroom/template.go       Rooms.Fill: a room filled in from a route's parameter
 //	waitroom/visit.go          visit: the guards, the store's decision, a fresh ticket when
 //	                           it changed, the answer's words (position, wait, when to ask again)
@@ -83,7 +85,8 @@
 // page's style and scripts by hash), web/client.go (/.waitroom/client.js for
 // SPAs), waitroom/rooms.go (Rooms: each room's live state, which outlives
 // reloads; the operators' actions, Release among them, are in operate.go),
-// waitroom/admitter.go (Rooms.Run: a ticker per room), waitroom/live.go (a
+// waitroom/admitter.go (Rooms.Run: a ticker per room; sleep.go: an empty
+// filled room skips the store until a request wakes it), waitroom/live.go (a
 // room's limits in effect, stats and history), waitroom/door/room.go
 // (BuildRoom: a room with its page, checked against each other, for the
 // gateway and the middleware), cmd/waitroom/build.go (a configuration built

@@ -65,11 +65,15 @@ func (g *Gate) Status(w http.ResponseWriter, r *http.Request) {
 		g.resp.Status(w, r, none)
 		return
 	}
+	g.rooms.visit(r.Context(), lr)
 	vt, err := g.visit(w, r, lr, p, JoinNone)
 	if err != nil {
 		a, _ := g.outage(lr, p, returnTo, err)
 		g.resp.Status(w, r, a)
 		return
+	}
+	if !g.settled(r.Context(), vt) {
+		vt.refused, vt.retry = AnswerFull, fullRetry
 	}
 	if vt.d.State == StateNone && lr.eff.Load().Mode != ModeReject && vt.phase == PhaseOpen {
 		g.resp.Status(w, r, none)
@@ -98,13 +102,16 @@ func (g *Gate) Enter(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	lr.visited()
+	g.rooms.visit(r.Context(), lr)
 	p := g.tickets.Read(r, lr.name)
 	vt, err := g.visit(w, r, lr, p, JoinTicket)
 	if err != nil {
 		a, _ := g.outage(lr, p, returnTo, err)
 		g.resp.Status(w, r, a)
 		return
+	}
+	if !g.settled(r.Context(), vt) {
+		vt.refused, vt.retry = AnswerFull, fullRetry
 	}
 	g.record(r, lr, OutcomeEnter, vt.v.ID)
 	a := g.answer(vt, returnTo)
@@ -185,7 +192,11 @@ func sameOrigin(r *http.Request) bool {
 // route the Referer points into, else the only ticket the visitor holds.
 // It answers the request itself when it cannot tell or return_to is unsafe.
 // A status poll for a room that no longer exists (a reload removed it) is
-// told "closed", so its page says so rather than failing.
+// told "closed", so its page says so rather than failing. An endpoint
+// never makes a room: a template's room not in service here is filled
+// only for a visitor holding its ticket (it was made where the ticket was
+// taken); for anyone else a status poll is told "none", as a room tells a
+// visitor without a ticket, and enter and leave get 404.
 func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool) (*liveRoom, string, bool) {
 	q := r.URL.Query()
 	returnTo, ok := safeReturnTo(q.Get("return_to"))
@@ -197,17 +208,22 @@ func (g *Gate) endpointRoom(w http.ResponseWriter, r *http.Request, status bool)
 	if name == "" {
 		name = g.guessRoom(r)
 	}
-	lr := g.rooms.get(name)
-	if lr == nil {
-		// A room filled from a template on another instance: this one
-		// fills it too, so a poll that lands here finds the line.
-		if template, params, ok := g.rooms.unfill(name); ok {
-			lr, _ = g.rooms.Fill(r.Context(), template, name, params)
+	if lr := g.rooms.get(name); lr != nil {
+		return lr, returnTo, true
+	}
+	template, params, fillable := g.rooms.unfill(name)
+	if fillable && g.tickets.Read(r, name).Valid {
+		if lr, err := g.rooms.Fill(r.Context(), template, name, params); err == nil {
+			return lr, returnTo, true
 		}
 	}
 	switch {
-	case lr != nil:
-		return lr, returnTo, true
+	case status && fillable:
+		refresh := time.Duration(0)
+		if t := g.rooms.template(template); t != nil {
+			refresh = t.Refresh
+		}
+		g.resp.Status(w, r, Answer{Room: name, Template: template, Params: params, State: AnswerNone, Refresh: refresh, ReturnTo: returnTo})
 	case status && name != "":
 		g.resp.Status(w, r, Answer{Room: name, State: AnswerClosed, Refresh: 30 * time.Second, ReturnTo: returnTo})
 	default:

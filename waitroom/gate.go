@@ -65,29 +65,35 @@ func NewGate(o GateOptions) *Gate {
 // Serve handles a request for a route guarded by room; next proxies to the
 // upstream.
 func (g *Gate) Serve(w http.ResponseWriter, r *http.Request, room string, next http.Handler) {
-	if lr := g.open(w, r, "", room, nil); lr != nil {
-		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.respond})
+	m := mode{join: JoinTicket, respond: g.respond}
+	if lr := g.open(w, r, "", room, nil, m); lr != nil {
+		g.serve(w, r, lr, next, m)
 	}
 }
 
 // ServeFilled handles a request for a route whose room is a template
 // (template, "event-{id}") filled from its path as room ("event-123"),
-// creating the room on its first visit. Past the template's max_rooms in
-// use, the answer is the "full" refusal (503 with Retry-After), counted.
+// making the room for a newcomer's ticket (within the client network's
+// create_limit: past it, 429 with Retry-After). Past the template's
+// max_rooms in use, a visitor who comes back with its ticket gets the
+// "full" refusal (503 with Retry-After), counted.
 func (g *Gate) ServeFilled(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
-	if lr := g.open(w, r, template, room, params); lr != nil {
-		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.respond})
+	m := mode{join: JoinTicket, respond: g.respond}
+	if lr := g.open(w, r, template, room, params, m); lr != nil {
+		g.serve(w, r, lr, next, m)
 	}
 }
 
 // Check answers an auth check, nginx's auth_request, with the decision
 // Serve takes: through next (which answers 200) for a visitor inside, a
 // bare 401 otherwise; it joins nobody (the waiting page, fetched through
-// error_page, does that). template and params are "" and nil for a plain
-// room. A preflight past its network's limit is 403, which nginx passes on.
+// error_page, does that), so it makes no room a template would fill.
+// template and params are "" and nil for a plain room. A preflight past
+// its network's limit is 403, which nginx passes on.
 func (g *Gate) Check(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
-	if lr := g.open(w, r, template, room, params); lr != nil {
-		g.serve(w, r, lr, next, mode{join: JoinNone, respond: unauthorized, limited: http.StatusForbidden})
+	m := mode{join: JoinNone, respond: unauthorized, limited: http.StatusForbidden}
+	if lr := g.open(w, r, template, room, params, m); lr != nil {
+		g.serve(w, r, lr, next, m)
 	}
 }
 
@@ -97,8 +103,9 @@ func (g *Gate) Check(w http.ResponseWriter, r *http.Request, template, room stri
 // pass on to the client, never with a 2xx status, which both take for
 // "allowed": a waiting answer is 429 whatever the room's status_code.
 func (g *Gate) Forward(w http.ResponseWriter, r *http.Request, template, room string, params []Param, next http.Handler) {
-	if lr := g.open(w, r, template, room, params); lr != nil {
-		g.serve(w, r, lr, next, mode{join: JoinTicket, respond: g.notYet, limited: http.StatusTooManyRequests})
+	m := mode{join: JoinTicket, respond: g.notYet, limited: http.StatusTooManyRequests}
+	if lr := g.open(w, r, template, room, params, m); lr != nil {
+		g.serve(w, r, lr, next, m)
 	}
 }
 
@@ -127,28 +134,26 @@ func (g *Gate) notYet(w http.ResponseWriter, r *http.Request, a Answer) {
 }
 
 // open is the live room a request is for, filled from template when one
-// is given; nil when it answered the request itself (no such room, or
-// the template's max_rooms in use: the "full" page, even to an auth
-// check, as before Check had its own entry).
-func (g *Gate) open(w http.ResponseWriter, r *http.Request, template, room string, params []Param) *liveRoom {
-	if template == "" {
-		lr := g.rooms.get(room)
-		if lr == nil {
-			g.resp.Error(w, r, http.StatusNotFound)
-			return nil
-		}
-		lr.visited()
+// is given (create); nil when it answered the request itself: no such
+// room (404), a network past create_limit (429), or a check about a room
+// nobody made yet (what a room answers a visitor without a ticket).
+func (g *Gate) open(w http.ResponseWriter, r *http.Request, template, room string, params []Param, m mode) *liveRoom {
+	if lr := g.rooms.get(room); lr != nil {
+		g.rooms.visit(r.Context(), lr)
 		return lr
 	}
-	lr, err := g.rooms.Fill(r.Context(), template, room, params)
-	switch {
-	case errors.Is(err, ErrTooManyRooms):
-		g.respond(w, r, Answer{Room: room, Template: template, Params: params, State: AnswerFull,
-			RetryAfter: 30 * time.Second, StatusCode: http.StatusServiceUnavailable})
-		return nil
-	case err != nil:
+	if template == "" {
 		g.resp.Error(w, r, http.StatusNotFound)
 		return nil
+	}
+	lr, wait, err := g.create(r, template, room, params, m.join)
+	switch {
+	case wait > 0:
+		m.respond(w, r, Answer{Room: room, Template: template, Params: params, State: AnswerLimited, RetryAfter: wait})
+	case errors.Is(err, errNoRoomYet):
+		m.respond(w, r, Answer{Room: room, Template: template, Params: params, State: AnswerNone})
+	case err != nil:
+		g.resp.Error(w, r, http.StatusNotFound)
 	}
 	return lr
 }
@@ -163,6 +168,9 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		return
 	}
 	vt, o, err := g.decideRequest(w, r, lr, m.join)
+	if (o == OutcomeJoined || o == OutcomeQueued || o == OutcomeAdmitted) && !g.settled(r.Context(), vt) {
+		vt.refused, vt.retry, vt.v.ID, o = AnswerFull, fullRetry, "", OutcomeRefused
+	}
 	g.record(r, lr, o, vt.v.ID)
 	switch o {
 	case OutcomeError:

@@ -38,6 +38,12 @@ type liveRoom struct {
 	// from; marks are those polls' marks for the next tick (anchored.go).
 	view  atomic.Pointer[progressView]
 	marks touches
+	// asleep, visits and wake let a filled room with nobody in line and
+	// nobody inside skip the store (sleep.go); counted is set once the
+	// store counts the room toward its template's max_rooms (template.go).
+	asleep, counted atomic.Bool
+	visits          atomic.Uint64
+	wake            chan struct{}
 }
 
 // Effective is what a room runs on now: its limits and mode after the
@@ -49,7 +55,7 @@ type Effective struct {
 }
 
 func newLiveRoom(r Room) *liveRoom {
-	lr := &liveRoom{name: r.Name}
+	lr := &liveRoom{name: r.Name, wake: make(chan struct{}, 1)}
 	lr.cfg.Store(&r)
 	lr.stats.Store(&Stats{})
 	lr.setOverride(Override{})

@@ -84,6 +84,12 @@ type RoomConfig struct {
 	// expiring too (default "1h").
 	MaxRooms  int    `mapstructure:"max_rooms" yaml:"max_rooms" json:"max_rooms"`
 	IdleAfter string `mapstructure:"idle_after" yaml:"idle_after" json:"idle_after"`
+	// CreateLimit applies to a room template: how many of its rooms one
+	// client network may make on an instance that does not serve them
+	// yet, counted in the store across instances, "10/m". A room made
+	// counts toward MaxRooms only once a visitor comes back to it with
+	// its ticket. Default "10/m"; "unlimited" turns it off.
+	CreateLimit string `mapstructure:"create_limit" yaml:"create_limit" json:"create_limit"`
 	// PreflightLimit is how many CORS preflights one client network may
 	// send to the room's paths, "60/m"; past it they are answered from a
 	// short cache of the site's own answers, else 429. Default "60/m";
@@ -112,6 +118,7 @@ func DefaultRoom() RoomConfig {
 		PreflightLimit:   "60/m",
 		MaxRooms:         1000,
 		IdleAfter:        "1h",
+		CreateLimit:      "10/m",
 	}
 }
 
@@ -147,9 +154,11 @@ type Room struct {
 	// template itself, its own name. "" for a plain room.
 	Template string
 	Params   []Param
-	// MaxRooms and IdleAfter bound a template's rooms (RoomConfig).
-	MaxRooms  int
-	IdleAfter time.Duration
+	// MaxRooms, IdleAfter and CreateLimit bound a template's rooms
+	// (RoomConfig).
+	MaxRooms    int
+	IdleAfter   time.Duration
+	CreateLimit Rate
 	// Source says where the room comes from (SourceFile, SourceAPI,
 	// SourceTemplate), for the admin API.
 	Source string
@@ -220,6 +229,11 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		if r.IdleAfter > 0 && r.IdleAfter < r.Tick {
 			p.Add("idle_after", "must be at least the tick (%s), got %q", c.Tick, c.IdleAfter)
 		}
+		create, err := ParseRate(c.CreateLimit)
+		if err != nil {
+			p.Add("create_limit", "%v", err)
+		}
+		r.CreateLimit = create
 	}
 	return r, p.Err()
 }

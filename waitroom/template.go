@@ -13,12 +13,30 @@ import (
 
 // A room template is a room whose name holds a parameter, "event-{id}": a
 // route's path parameter fills it per request ("event-123"), and each
-// filled room has its own line, limits, ticks and cookie. Rooms creates a
-// filled room on its first visit to this instance (UseRoom in the store
-// bounds how many are in use across instances) and forgets one that is
-// empty and unvisited for the template's idle_after; its store keys then
-// expire (Limits.Idle). Metrics carry the template's name, so their
-// series do not grow with the events.
+// filled room has its own line, limits, ticks and cookie. Metrics carry
+// the template's name, so their series do not grow with the events.
+//
+// Who makes a room, and when it counts. Anyone can type a name, so a
+// name alone buys nothing that lasts:
+//   - /.waitroom/status, /enter and /leave never make a room; a name
+//     nobody has a ticket for is answered as a room where the asker holds
+//     none (Gate.endpointRoom).
+//   - A route request (or an auth request that joins: Traefik, Envoy)
+//     without a ticket makes the room on this instance only to take a
+//     ticket, and spends one of its client network's create_limit
+//     (Gate.create, counted in the store with Allow); an auth check that
+//     joins nobody (nginx, Gate.Check) makes none. A room some instance's
+//     store already counts is free.
+//   - The store counts a room toward max_rooms (UseRoom) only once a
+//     visitor of it came back with its ticket and holds a place or a
+//     session (Rooms.count): a newcomer's first request to a room not yet
+//     counted still gets its ticket, and a flood of first requests that
+//     never return counts nothing. Past max_rooms the returning visitor
+//     is told "full".
+//   - A room nobody came back to is forgotten after uncountedIdle, one
+//     that counts after the template's idle_after (sweepTemplates), once
+//     empty and unvisited; its store keys then expire (Limits.Idle). While
+//     empty it sleeps and costs the store nothing (sleep.go).
 
 // fill makes the room called name from template t and the values that
 // filled it: the template's settings, its page texts with {param}
@@ -58,33 +76,22 @@ func (lr *liveRoom) filled() bool {
 // ErrUnknownRoom: no room, nor template, of that name is in service.
 var ErrUnknownRoom = errors.New("unknown room")
 
-// Fill returns the room template fills as name, creating it on this
-// instance's first visit: ErrTooManyRooms when the template's max_rooms
-// are in use across instances, ErrUnknownRoom when there is no such
-// template. A store that cannot answer does not stop a visit: the room is
-// made, and its visitors meet store.on_error as anywhere else.
+// Fill returns the room template fills as name, making it on this
+// instance if it is not in service yet; it does not count it in the store
+// (count does, on the first returning ticket). ErrUnknownRoom when there
+// is no such template. A closed room (the site said it sold out) must not
+// take a ticket before its first tick reads the override, so the override
+// is read here; a store that cannot answer does not stop a visit.
 func (rs *Rooms) Fill(ctx context.Context, template, name string, params []Param) (*liveRoom, error) {
 	if lr := rs.get(name); lr != nil {
-		lr.visited()
+		rs.visit(ctx, lr)
 		return lr, nil
 	}
 	t := rs.template(template)
 	if t == nil {
 		return nil, ErrUnknownRoom
 	}
-	err := rs.store.UseRoom(ctx, template, name, t.MaxRooms, t.IdleAfter)
-	switch {
-	case errors.Is(err, ErrTooManyRooms):
-		rs.obs.JoinRefused(template, "rooms")
-		return nil, err
-	case err != nil && ctx.Err() != nil:
-		return nil, err
-	case err != nil:
-		rs.log.Warn("marking a template's room in use", zap.String(fieldRoom, name), zap.Error(err))
-	}
 	lr := newLiveRoom(t.fill(name, params))
-	// A closed room (the site said it sold out) must not take a ticket
-	// before the first tick reads its override.
 	if o, err := rs.store.Override(ctx, name); err == nil {
 		lr.setOverride(o)
 	}
@@ -165,8 +172,12 @@ func (rs *Rooms) template(name string) *Room {
 	return nil
 }
 
-// visited notes a request for the room on this instance, for forget.
-func (lr *liveRoom) visited() { lr.lastVisit.Store(time.Now().UnixNano()) }
+// visited notes a request for the room on this instance, for forget and
+// for a tick deciding whether the room may sleep.
+func (lr *liveRoom) visited() {
+	lr.lastVisit.Store(time.Now().UnixNano())
+	lr.visits.Add(1)
+}
 
 // sweepTemplates forgets the filled rooms that are empty and unvisited
 // for their template's idle_after, tells the store the others are still in
@@ -187,18 +198,15 @@ func (rs *Rooms) sweepTemplates(ctx context.Context) {
 			sums[r.Template] = sum
 		}
 		empty := st.Waiting == 0 && st.Active == 0
-		unvisited := now.Sub(time.Unix(0, lr.lastVisit.Load())) > r.IdleAfter
+		unvisited := now.Sub(time.Unix(0, lr.lastVisit.Load())) > lr.idleAfter()
 		if empty && unvisited {
 			idle = append(idle, name)
 			continue
 		}
 		sum.rooms++
 		sum.stats.add(*st)
-		if now.Sub(time.Unix(0, lr.lastUse.Load())) > r.IdleAfter/4 {
-			lr.lastUse.Store(now.UnixNano())
-			if err := rs.store.UseRoom(ctx, r.Template, name, r.MaxRooms, r.IdleAfter); err != nil && !errors.Is(err, ErrTooManyRooms) {
-				rs.log.Debug("marking a template's room in use", zap.String(fieldRoom, name), zap.Error(err))
-			}
+		if lr.counted.Load() && now.Sub(time.Unix(0, lr.lastUse.Load())) > r.IdleAfter/4 {
+			rs.keepCounted(ctx, lr, r)
 		}
 	}
 	if len(idle) > 0 {
@@ -247,7 +255,7 @@ func (rs *Rooms) forget(names []string) {
 		next[k] = v
 	}
 	for _, name := range names {
-		if lr := next[name]; lr != nil && time.Since(time.Unix(0, lr.lastVisit.Load())) > lr.room().IdleAfter {
+		if lr := next[name]; lr != nil && time.Since(time.Unix(0, lr.lastVisit.Load())) > lr.idleAfter() {
 			delete(next, name)
 			rs.log.Debug("forgot an idle room", zap.String(fieldRoom, name))
 		}

@@ -86,8 +86,9 @@ func TestTemplate_OneRoomPerEvent(t *testing.T) {
 	}
 }
 
-// max_rooms: 3 → the fourth event gets the 503 page, and nobody's place in
-// the first three changes.
+// max_rooms: 3 → the fourth event's visitor gets its ticket, and the 503
+// page when it comes back with it (its room would be the fourth to count),
+// and nobody's place in the first three changes.
 func TestTemplate_MaxRooms(t *testing.T) {
 	_, site := newUpstream(t)
 	app, base := startGateway(t, templateConfig(site.URL, "    max_active: 0\n    tick: 100ms\n    max_rooms: 3"))
@@ -100,9 +101,13 @@ func TestTemplate_MaxRooms(t *testing.T) {
 		v.getJSON(fmt.Sprintf("/events/%d/", id)) // takes its place
 		waiting = append(waiting, v)
 	}
-	r := newVisitor(t, base).get("/events/4/")
+	fourth := newVisitor(t, base)
+	if r := fourth.getJSON("/events/4/"); r.state() != "waiting" {
+		t.Fatalf("a fourth event's newcomer: %d %v, want its ticket", r.status, r.json)
+	}
+	r := fourth.get("/events/4/")
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Fatalf("a fourth event: %d %v", r.status, r.header)
+		t.Fatalf("a fourth event, back with its ticket: %d %v", r.status, r.header)
 	}
 	for i, v := range waiting {
 		if p := v.getJSON(fmt.Sprintf("/events/%d/", i+1)).position(); p != 1 {
@@ -150,7 +155,7 @@ func TestTemplate_IdleRoomDisappears(t *testing.T) {
 // not grow with them.
 func TestTemplate_MetricsDoNotGrowWithEvents(t *testing.T) {
 	_, site := newUpstream(t)
-	app, base := startGateway(t, templateConfig(site.URL, "    max_active: 0\n    tick: 1s\n    max_rooms: 2000"))
+	app, base := startGateway(t, templateConfig(site.URL, "    max_active: 0\n    tick: 1s\n    max_rooms: 2000\n    create_limit: unlimited"))
 	count := func() int {
 		n := 0
 		for _, l := range strings.Split(metricsText(t, app), "\n") {
@@ -204,12 +209,13 @@ func TestTemplate_BypassCountsUnderTheTemplate(t *testing.T) {
 }
 
 // What a templated room costs: the gateway's heap and Redis's memory per
-// room a single visit made, and the store calls a thousand idle rooms
-// cost each second (each ticks).
+// room a single visit made, and the store calls a thousand rooms with a
+// session inside each cost each second (each ticks; an empty one sleeps:
+// TestTemplate_IdleRoomsCostRedisNothing).
 func TestTemplate_CostPerRoom(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
-	cfg := strings.Replace(templateConfig(site.URL, "    max_active: 5\n    tick: 1s\n    max_rooms: 2000"), "routes:",
+	cfg := strings.Replace(templateConfig(site.URL, "    max_active: 5\n    tick: 1s\n    max_rooms: 2000\n    create_limit: unlimited"), "routes:",
 		fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: cost } }\nroutes:", srv.Addr()), 1)
 	_, base := startGateway(t, cfg)
 	rdb, ctx := srv.Client(), context.Background()

@@ -96,6 +96,28 @@ func testUseRoomIdle(t *testing.T, e *env) {
 	}
 }
 
+// testUseRoomProbe: a max of 0 asks whether a room is in use without
+// counting one (the gate asks so before it spends a network's
+// create_limit, Rooms.countedElsewhere): a room not in use is refused and
+// takes no place, so another still fits under max 1; a room in use is
+// never refused, on any instance.
+func testUseRoomProbe(t *testing.T, e *env) {
+	if err := e.useRoom("t", "new", 0, time.Minute); !errors.Is(err, waitroom.ErrTooManyRooms) {
+		t.Fatalf("asking about a room not in use: %v, want ErrTooManyRooms", err)
+	}
+	if err := e.useRoom("t", "real", 1, time.Minute); err != nil {
+		t.Fatalf("a room under max 1 after a question: %v (the question took a place)", err)
+	}
+	for range 2 * len(e.stores) {
+		if err := e.useRoom("t", "real", 0, time.Minute); err != nil {
+			t.Fatalf("asking about a room in use: %v, want nil", err)
+		}
+	}
+	if err := e.useRoom("t", "new", 0, time.Minute); !errors.Is(err, waitroom.ErrTooManyRooms) {
+		t.Fatalf("asking again about a room not in use: %v, want ErrTooManyRooms", err)
+	}
+}
+
 // testIdleRoomForgotten: a room with an Idle that nobody uses is forgotten
 // after about twice Idle (its line, its counts), once another room is
 // created; one with an override keeps it, read the same by every instance;

@@ -86,6 +86,7 @@ var cases = []testCase{
 	{"Allowance", many, testAllowance},
 	{"UseRoomCap", many, testUseRoomCap},
 	{"UseRoomIdle", many, testUseRoomIdle},
+	{"UseRoomProbe", many, testUseRoomProbe},
 	{"IdleRoomForgotten", many, testIdleRoomForgotten},
 	{"Definitions", many, testDefinitions},
 	{"DefinitionsAtOnce", many, testDefinitionsAtOnce},
