@@ -56,6 +56,7 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	}
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
+	vt.v.Block = networkKey(blockOf(vt.network))
 	// A poll far back in line is answered from its ticket's anchor; its
 	// mark goes to the store with the next tick (anchored.go).
 	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
@@ -90,7 +91,9 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 			id = vt.v.ID
 		}
 		vt.p = Presented{Cookie: vt.p.Cookie}
+		block := vt.v.Block
 		vt.v = g.visitor(name, vt.p, now, id, vt.v.Network)
+		vt.v.Block = block
 		if vt.lr.room().Challenge != nil && join == JoinTicket {
 			return g.challenged(w, r, vt, lim, now)
 		}

@@ -29,8 +29,10 @@ func challengeOf(t *testing.T, r reply) (string, int) {
 }
 
 // A client that does not do the work never gets a place, however often it
-// asks, and its network's work grows; a client that solves as
-// docs/challenge.md says gets its ticket and its place in arrival order.
+// asks, and its network's work grows until its ceiling (twice join_limit
+// ahead of its pace), past which it gets 429 and no number; a client that
+// solves as docs/challenge.md says gets its ticket and its place in
+// arrival order.
 func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
 		_, site := newUpstream(t)
@@ -42,7 +44,7 @@ func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 
 		lazy := newVisitor(t, base)
 		var last int
-		for i := range 12 {
+		for i := range 2*5 - 1 {
 			r := lazy.from("203.0.113.7", http.MethodGet, "/events/1")
 			_, b := challengeOf(t, r)
 			if r.header.Get("Set-Cookie") != "" || lazy.cookieValue("concert") != "" {
@@ -51,11 +53,15 @@ func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 			last = b
 		}
 		if last <= bits {
-			t.Fatalf("a network that keeps asking: %d bits after 12 challenges, want more than the base %d", last, bits)
+			t.Fatalf("a network that keeps asking: %d bits after 9 challenges, want more than the base %d", last, bits)
 		}
-		// A made-up or copied answer buys nothing either.
+		// A made-up or copied answer buys nothing either: a fresh
+		// challenge, its network's tenth and last within its ceiling.
 		if r := lazy.from("203.0.113.7", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+challenge.Solve(prefix, bits)); r.state() != "challenge" {
 			t.Fatalf("another network's solution: %v", r.json)
+		}
+		if r := lazy.from("203.0.113.7", http.MethodGet, "/events/1"); r.status != http.StatusTooManyRequests || r.state() != "limited" || r.header.Get("Retry-After") == "" {
+			t.Fatalf("past its network's ceiling: %d %v, want 429 with Retry-After", r.status, r.json)
 		}
 
 		nonce := challenge.Solve(prefix, bits)

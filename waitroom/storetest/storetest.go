@@ -84,6 +84,8 @@ var cases = []testCase{
 	{"SocketsPerSession", many, testSocketsPerSession},
 	{"SocketEndsWithSession", many, testSocketEndsWithSession},
 	{"Allowance", many, testAllowance},
+	{"JoinCeiling", many, testJoinCeiling},
+	{"BlockCeiling", many, testBlockCeiling},
 	{"UseRoomCap", many, testUseRoomCap},
 	{"UseRoomIdle", many, testUseRoomIdle},
 	{"IdleRoomForgotten", many, testIdleRoomForgotten},
