@@ -57,16 +57,39 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
 	vt.v.Block = networkKey(blockOf(vt.network))
+	if room.Challenge != nil && !vt.v.Placed {
+		// A solved challenge places its ticket in the request that spends
+		// it, so an unplaced ticket in a room with a challenge was minted
+		// before the challenge was on: it buys no place, and the store
+		// only finds one its holder holds already, by its id.
+		vt.v.Ticket = 0
+	}
 	// A poll far back in line is answered from its ticket's anchor; its
 	// mark goes to the store with the next tick (anchored.go).
 	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
 		vt.d = d
 		return vt, nil
 	}
-	if room.Challenge != nil && !p.Valid && join == JoinTicket {
-		return g.challenged(w, r, vt, lim, now)
+	if room.Challenge != nil && join == JoinTicket {
+		return g.newcomer(w, r, vt, lim, now)
 	}
 	return g.settle(w, r, vt, lim, join, now)
+}
+
+// newcomer answers a request that may join a room with a challenge. A
+// ticket that holds neither a place nor a session any more (its holder
+// left, stopped polling, or its session ended) is a newcomer too: work
+// paid once is not spent again on a new number later, so a stock of old
+// tickets buys nothing at the sale.
+func (g *Gate) newcomer(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, now time.Time) (visit, error) {
+	if !vt.p.Valid {
+		return g.challenged(w, r, vt, lim, now)
+	}
+	vt, err := g.settle(w, r, vt, lim, JoinNone, now)
+	if err != nil || vt.refused != "" || vt.d.State != StateNone {
+		return vt, err
+	}
+	return g.challenged(w, r, vt, lim, now)
 }
 
 // settle asks the store and writes the ticket. A request the store turns
