@@ -14,7 +14,9 @@ const ChallengeHeader = "Waitroom-Challenge"
 // spends its challenge and places its solver at the number the challenge
 // carried; anyone else takes a number and gets work to do, harder the more
 // tickets its network took ahead of its pace and the faster the line grows.
-// The number is taken now, so a slow phone loses no place to a fast PC.
+// The number is taken now, so a slow phone loses no place to a fast PC
+// within the placement window; the challenge lives the room's
+// challenge_ttl, and solved later it places at the back.
 // A network past its ceiling (ChallengeJoinFactor times join_limit ahead
 // of its pace, or its block's) gets 429 and no number: the work prices
 // places, it never buys more of them. Any other refusal is answered with
@@ -50,7 +52,7 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 	room := vt.lr.room()
 	bits := room.Challenge.Bits(challenge.Load{Recent: int(min(d.Recent, 1<<30)), Pressure: vt.lr.pressure()})
 	prefix := g.challenges.Issue(challenge.Challenge{Room: name, Network: vt.network.String(), Number: d.Ticket, Bits: bits,
-		Issued: now, Expires: now.Add(lim.PlacementWindow())})
+		Issued: now, Expires: now.Add(room.Challenge.TTL)})
 	vt.challenge = &ChallengeAnswer{Prefix: prefix, Bits: bits}
 	obs.Challenge(vt.lr.label(), "issued")
 	return vt, nil
@@ -76,7 +78,7 @@ func (g *Gate) solved(w http.ResponseWriter, r *http.Request, vt *visit, h strin
 			vt.raw, vt.fresh = g.reissue(w, vt.lr.name, v, vt.p, d, now)
 			return true, nil
 		}
-		err = challenge.ErrSpent // or its number is no longer placeable
+		err = challenge.ErrSpent // or past its end by the store's clock
 	}
 	g.rooms.obs.Challenge(vt.lr.label(), challenge.Result(err))
 	return false, nil

@@ -348,7 +348,9 @@ type Line interface {
 	// placed, once per ticket and only while it is younger than
 	// AbandonAfter (v.Issued); if nobody placed waits and both limits allow,
 	// its holder goes in at once instead. A solved challenge (v.Challenge)
-	// is spent on the way, once (RefusedChallenge after that).
+	// is spent on the way, once (RefusedChallenge after that), while it
+	// lives (v.ChallengeUntil, not the placement window): at its number
+	// while that is placeable, else at the back, so no position grows.
 	//
 	// Joining, for anyone else: JoinNone answers StateNone. JoinTicket hands
 	// out the next number (see Join), refused past the network's or its

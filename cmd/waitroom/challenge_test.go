@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
@@ -96,4 +97,34 @@ func TestBrowser_ChallengeWithoutAClick(t *testing.T) {
 	if id := browserVisitorID(t, tab, base, "concert"); id == "" {
 		t.Fatal("no ticket after the check")
 	}
+}
+
+// A challenge lives challenge_ttl, not the placement window: a phone that
+// solves after the window still gets a place, at the back, behind the
+// visitor placed meanwhile, whose position does not grow.
+func TestChallenge_LivesChallengeTTL(t *testing.T) {
+	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
+		_, site := newUpstream(t)
+		room := "    max_active: 0\n    abandon_after: 2s\n    tick: 50ms\n    challenge: pow\n    challenge_bits: 8\n" +
+			"    challenge_ttl: 30s\n    join_limit: 60/m\n    page: { refresh: 1s, refresh_max: 1s }"
+		_, base := startGateway(t, trustedConfig(site.URL, room, addr))
+		slow, quick := newVisitor(t, base), newVisitor(t, base)
+		prefix, bits := challengeOf(t, slow.from("198.51.100.1", http.MethodGet, "/events/1"))
+		if r := solveIn(t, quick, "203.0.113.5", "/events/1"); r.state() != "waiting" || r.position() != 2 {
+			t.Fatalf("a visitor behind an unsolved challenge: %v, want position 2", r.json)
+		}
+		// The placement window (2s here) passes while the phone works; the
+		// quick visitor keeps polling.
+		waitFor(t, 10*time.Second, func() bool {
+			time.Sleep(200 * time.Millisecond)
+			return quick.from("203.0.113.5", http.MethodGet, "/.waitroom/status?room=concert").position() == 1
+		})
+		r := slow.from("198.51.100.1", http.MethodGet, "/events/1", waitroom.ChallengeHeader, prefix+":"+challenge.Solve(prefix, bits))
+		if r.state() != "waiting" || r.position() != 2 {
+			t.Fatalf("a challenge solved after the placement window: %d %v, want a place at the back (2)", r.status, r.json)
+		}
+		if r := quick.from("203.0.113.5", http.MethodGet, "/events/1"); r.position() != 1 {
+			t.Fatalf("the visitor placed meanwhile: %v, want still 1", r.json)
+		}
+	})
 }

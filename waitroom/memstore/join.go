@@ -64,33 +64,55 @@ func (r *room) next(lim waitroom.Limits) int64 {
 // once per ticket and while it is young (Limits.PlaceWithin): a ticket
 // used before (its holder left, was let in, or stopped polling) must not
 // buy its old place again, and one that comes back later than the window
-// is counted by nobody any more. ok is false when the ticket buys
-// nothing; the caller then treats its holder as anyone new.
+// is counted by nobody any more. A solved challenge's is placed as solve
+// says. ok is false when the ticket buys nothing; the caller then treats
+// its holder as anyone new.
 func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
 	t := v.Ticket
-	young := now.Sub(v.Issued) <= lim.PlacementWindow()
-	// A solved challenge is single use by its own mark (spent), so its
-	// number may have been counted as used already (see number).
-	solved := v.Challenge != "" && t > r.win.floor
-	if !young || t > r.seq || (!r.win.placeable(t) && !solved) {
+	if t > r.seq {
 		return waitroom.Decision{}, false
 	}
 	if v.Challenge != "" {
-		if _, used := r.spent[v.Challenge]; used {
-			return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
-		}
-		r.spent[v.Challenge] = v.ChallengeUntil
+		return r.solve(now, lim, v)
 	}
-	r.win.use(t)
+	if now.Sub(v.Issued) > lim.PlacementWindow() || !r.win.use(t) {
+		return waitroom.Decision{}, false
+	}
+	return r.seat(now, lim, v, t), true
+}
+
+// solve places the number of a solved challenge, once (spent), while the
+// challenge lives (v.ChallengeUntil, the room's challenge_ttl): at its
+// number within the placement window, else at the back, since the places
+// behind its number stopped counting it and must not grow.
+func (r *room) solve(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+	if now.After(v.ChallengeUntil) {
+		return waitroom.Decision{}, false
+	}
+	if _, used := r.spent[v.Challenge]; used {
+		return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
+	}
+	r.spent[v.Challenge] = v.ChallengeUntil
+	t := v.Ticket
+	if !r.win.use(t) {
+		t = r.next(lim)
+		r.win.use(t)
+	}
+	return r.seat(now, lim, v, t), true
+}
+
+// seat lets the holder of ticket t in at once when the room has room, or
+// writes its place in line.
+func (r *room) seat(now time.Time, lim waitroom.Limits, v waitroom.Visitor, t int64) waitroom.Decision {
 	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, t); ok {
-		return d, true
+		return d
 	}
 	r.totals.Joined++
 	w := &waiter{id: v.ID, ticket: t}
 	r.line.insert(w)
 	r.seen.pushBack(w, now)
 	r.waiting[v.ID] = w
-	return r.waitingDecision(w, true), true
+	return r.waitingDecision(w, true)
 }
 
 // restore puts back a ticket older than the room's seed: the store lost

@@ -84,3 +84,43 @@ func testBlockCeiling(t *testing.T, e *env) {
 	}
 	refused(t, "a number past block-c's ceiling", e.ask(lim, "c-late", "block-c", waitroom.JoinNumber), time.Hour/waitroom.BlockFactor)
 }
+
+// testChallengeLifetime: a solved challenge buys a place while it lives
+// (Visitor.ChallengeUntil), once: at its number within the placement
+// window, after it at the back, so the places behind its number, which
+// stopped counting it, do not grow; past its end it buys nothing.
+func testChallengeLifetime(t *testing.T, e *env) {
+	lim := limits(0)
+	lim.PlaceWithin = 50 * time.Millisecond
+	solved := func(ticket int64, until time.Time) waitroom.Visitor {
+		return waitroom.Visitor{ID: newVisitorID(), Ticket: ticket, Issued: time.Now(), Seen: time.Now(),
+			Challenge: newVisitorID(), ChallengeUntil: until}
+	}
+	slow := solved(e.ask(lim, "", "", waitroom.JoinNumber).Ticket, time.Now().Add(time.Minute))
+	gone := solved(e.ask(lim, "", "", waitroom.JoinNumber).Ticket, time.Now().Add(-time.Millisecond))
+	quick, d := e.join(lim)
+	if d.Position != 3 {
+		t.Fatalf("a visitor behind two unsolved challenges: %+v, want position 3", d)
+	}
+	stop := time.Now().Add(deadline)
+	for e.decide(lim, quick, false).Position != 1 {
+		if time.Now().After(stop) {
+			t.Fatal("the placement window never passed the challenges' numbers")
+		}
+		e.admit(lim)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d := e.decide(lim, gone, false); d.State != waitroom.StateNone {
+		t.Fatalf("a challenge past its end: %+v, want nothing", d)
+	}
+	d = e.decide(lim, slow, false)
+	if d.State != waitroom.StateWaiting || !d.Placed || d.Ticket <= quick.Ticket || d.Position != 2 {
+		t.Fatalf("a challenge solved after the window: %+v, want a place at the back (2)", d)
+	}
+	e.expect(lim, quick, waitroom.StateWaiting, 1)
+	again := slow
+	again.ID = newVisitorID()
+	if d := e.decide(lim, again, false); d.Refusal != waitroom.RefusedChallenge {
+		t.Fatalf("the same challenge again: %+v, want RefusedChallenge", d)
+	}
+}

@@ -206,6 +206,18 @@ local function inLineAt(ticket, flags)
     ahead + 1 + pendingBelow(seq + 1, floor, pbase), 0, F_JOINED + F_PLACED + flags)
 end
 
+-- nextNumber takes the next ticket number; a pre-queue's are marked for
+-- its draw.
+local function nextNumber(L)
+  local ticket = redis.call('HINCRBY', K_META, 'seq', 1)
+  bump('issued', 1, L.dataTTL)
+  if L.prequeue then
+    redis.call('HSETNX', K_META, 'preq_min', ticket)
+    redis.call('HSET', K_META, 'preq_max', ticket)
+  end
+  return ticket
+end
+
 if TICKET > 0 and TICKET < seed then
   -- A ticket older than the data: the store lost it while its holder was
   -- in line or inside. Only one seen within abandon_after of the loss, and
@@ -231,17 +243,26 @@ if TICKET > 0 and TICKET < seed then
     end
     return inLineAt(TICKET, F_BACK_IN_LINE + flags)
   end
+elseif TICKET > 0 and not PLACED and ARGV[V + 9] ~= '' then
+  -- A solved challenge's number, once (K_SPENT), while the challenge
+  -- lives (its end, the room's challenge_ttl): at its number within the
+  -- placement window, else at the back, since the places behind its
+  -- number stopped counting it and must not grow.
+  if tonumber(ARGV[V + 10]) * 1000 >= now then
+    if not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
+      return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
+    end
+    local ticket = TICKET
+    if not placeable(ticket, floor, pbase) then
+      ticket = nextNumber(L)
+    end
+    use(ticket, pbase, L)
+    return atOnce(ticket, 0) or inLineAt(ticket, 0)
+  end
 elseif TICKET > 0 and not PLACED then
   -- A ticket handed out earlier, brought back: it takes its place at its
   -- number, once, while it is young (the placement window in common.lua).
-  -- A solved challenge is single use by its own mark (K_SPENT), so its
-  -- number may have been counted as used already (see J_NUMBER below).
-  local young = tonumber(ARGV[V + 6]) >= now - L.placeWithin
-  local solved = ARGV[V + 9] ~= ''
-  if young and (placeable(TICKET, floor, pbase) or (solved and TICKET > floor)) then
-    if solved and not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
-      return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
-    end
+  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and placeable(TICKET, floor, pbase) then
     use(TICKET, pbase, L)
     return atOnce(TICKET, 0) or inLineAt(TICKET, 0)
   end
@@ -267,12 +288,7 @@ if not ok then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
 end
-local ticket = redis.call('HINCRBY', K_META, 'seq', 1)
-bump('issued', 1, L.dataTTL)
-if L.prequeue then
-  redis.call('HSETNX', K_META, 'preq_min', ticket)
-  redis.call('HSET', K_META, 'preq_max', ticket)
-end
+local ticket = nextNumber(L)
 if JOIN == J_NUMBER then
   return reply(S_NONE, ticket, 0, 0, 0, 0, R_NONE, 0, recent)
 end
