@@ -10,6 +10,22 @@ import (
 // ChallengeHeader carries a solved proof of work: "<prefix>:<nonce>".
 const ChallengeHeader = "Waitroom-Challenge"
 
+// newcomer answers a request that may join a room with a challenge. A
+// ticket that holds neither a place nor a session any more (its holder
+// left, stopped polling, or its session ended) is a newcomer too: work
+// paid once is not spent again on a new number later, so a stock of old
+// tickets buys nothing at the sale.
+func (g *Gate) newcomer(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, now time.Time) (visit, error) {
+	if !vt.p.Valid {
+		return g.challenged(w, r, vt, lim, now)
+	}
+	vt, err := g.settle(w, r, vt, lim, JoinNone, now)
+	if err != nil || vt.refused != "" || vt.d.State != StateNone {
+		return vt, err
+	}
+	return g.challenged(w, r, vt, lim, now)
+}
+
 // challenged answers a newcomer of a room with a challenge: a solved one
 // spends its challenge and places its solver at the number the challenge
 // carried; anyone else takes a number and gets work to do, harder the more

@@ -76,22 +76,6 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	return g.settle(w, r, vt, lim, join, now)
 }
 
-// newcomer answers a request that may join a room with a challenge. A
-// ticket that holds neither a place nor a session any more (its holder
-// left, stopped polling, or its session ended) is a newcomer too: work
-// paid once is not spent again on a new number later, so a stock of old
-// tickets buys nothing at the sale.
-func (g *Gate) newcomer(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, now time.Time) (visit, error) {
-	if !vt.p.Valid {
-		return g.challenged(w, r, vt, lim, now)
-	}
-	vt, err := g.settle(w, r, vt, lim, JoinNone, now)
-	if err != nil || vt.refused != "" || vt.d.State != StateNone {
-		return vt, err
-	}
-	return g.challenged(w, r, vt, lim, now)
-}
-
 // settle asks the store and writes the ticket. A request the store turns
 // away from an admitted session (a network past session_clients, or a
 // session past session_max) is not the session's owner, or the session
