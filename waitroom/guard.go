@@ -23,6 +23,39 @@ const (
 // bits; zero fields take the defaults.
 type Networks struct{ IPv4, IPv6 int }
 
+// A client network's block is the wider network around it, its /16 or its
+// /48 (Visitor.Block): a farm that spreads over many /24s or /56s of one
+// block meets the block's join ceiling, BlockFactor times the network's.
+const (
+	BlockIPv4   = 16
+	BlockIPv6   = 48
+	BlockFactor = 16
+)
+
+// ChallengeJoinFactor is how far a room with a challenge lets a network
+// run ahead of its join_limit pace: this many times join_limit at once
+// instead of once, the work pricing each place past challenge_free, and
+// never further. The work prices the places under the ceiling; it does
+// not lift it, since a GPU pays any price.
+const ChallengeJoinFactor = 2
+
+// blockOf is the block around network; invalid when network is unknown
+// or already as wide as a block.
+func blockOf(network netip.Prefix) netip.Prefix {
+	bits := BlockIPv6
+	if network.Addr().Is4() {
+		bits = BlockIPv4
+	}
+	if !network.IsValid() || network.Bits() <= bits {
+		return netip.Prefix{}
+	}
+	b, err := network.Addr().Prefix(bits)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	return b
+}
+
 // network is the request's client network; invalid when the address is
 // unknown (a Unix socket, say).
 func (g *Gate) network(r *http.Request) netip.Prefix {

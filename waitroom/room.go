@@ -62,6 +62,10 @@ type RoomConfig struct {
 	ChallengeBits    int `mapstructure:"challenge_bits" yaml:"challenge_bits" json:"challenge_bits"`
 	ChallengeMaxBits int `mapstructure:"challenge_max_bits" yaml:"challenge_max_bits" json:"challenge_max_bits"`
 	ChallengeFree    int `mapstructure:"challenge_free" yaml:"challenge_free" json:"challenge_free"`
+	// ChallengeTTL is how long a challenge may be solved: default "5m",
+	// from "30s" to "1h". Solved within the placement window it keeps the
+	// number it carried, later a place at the back.
+	ChallengeTTL string `mapstructure:"challenge_ttl" yaml:"challenge_ttl" json:"challenge_ttl"`
 	// SessionClients is how many distinct client networks may use one
 	// admitted session; a further one waits at the back as a new visitor,
 	// and the owner is not disturbed. Default 3 (a phone that moves from
@@ -112,7 +116,8 @@ func DefaultRoom() RoomConfig {
 		Challenge:        ChallengeOff,
 		ChallengeBits:    challenge.DefaultPolicy().Base,
 		ChallengeMaxBits: challenge.DefaultPolicy().Max,
-		ChallengeFree:    30,
+		ChallengeFree:    challenge.DefaultPolicy().Free,
+		ChallengeTTL:     challenge.DefaultPolicy().TTL.String(),
 		SessionClients:   3,
 		MaxSockets:       8,
 		PreflightLimit:   "60/m",
@@ -259,6 +264,7 @@ func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
 	case ChallengePoW:
 		policy := challenge.DefaultPolicy()
 		policy.Base, policy.Max, policy.Free = c.ChallengeBits, c.ChallengeMaxBits, c.ChallengeFree
+		policy.TTL = p.Duration("challenge_ttl", c.ChallengeTTL, time.Second)
 		p.Nest("", policy.Validate())
 		if quota.IsUnlimited() {
 			p.Add("challenge", "needs a join_limit: the work grows with a network's tickets ahead of its pace, got join_limit %q", c.JoinLimit)

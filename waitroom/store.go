@@ -100,8 +100,11 @@ const (
 	// the line.
 	JoinTicket
 	// JoinNumber takes the next number for a challenge (the number the
-	// challenge carries): the network's quota counts it but never refuses
-	// it (Decision.Recent grows instead), and nobody goes in at once.
+	// challenge carries), refused like JoinTicket past the network's
+	// ceiling, which lets it run ChallengeJoinFactor times JoinLimit.N
+	// ahead of its JoinLimit pace instead of JoinLimit.N (Decision.Recent,
+	// which prices the work, says how far ahead it is); nobody goes in at
+	// once.
 	JoinNumber
 )
 
@@ -109,8 +112,9 @@ const (
 type Refusal string
 
 const (
-	// RefusedQuota: the client network used up Limits.JoinLimit;
-	// Decision.RetryAfter says when the next ticket is allowed.
+	// RefusedQuota: the client network, or its block, used up its share
+	// of Limits.JoinLimit; Decision.RetryAfter says when the next ticket
+	// is allowed. Nothing was counted and no number taken.
 	RefusedQuota Refusal = "quota"
 	// RefusedFull: Limits.MaxWaiting are in line.
 	RefusedFull Refusal = "full"
@@ -157,6 +161,10 @@ type Visitor struct {
 	// Network is a short key of the client's network, for the join quota
 	// and SessionClients; "" when unknown.
 	Network string
+	// Block is a short key of the wider network around Network (its /16
+	// or /48, see BlockFactor), whose networks share one join ceiling; ""
+	// when unknown or when Network is as wide.
+	Block string
 	// Challenge is the id of a solved challenge the request spends, once;
 	// ChallengeUntil is when that challenge expires. "" for none.
 	Challenge      string
@@ -340,13 +348,17 @@ type Line interface {
 	// placed, once per ticket and only while it is younger than
 	// AbandonAfter (v.Issued); if nobody placed waits and both limits allow,
 	// its holder goes in at once instead. A solved challenge (v.Challenge)
-	// is spent on the way, once (RefusedChallenge after that).
+	// is spent on the way, once (RefusedChallenge after that), while it
+	// lives (v.ChallengeUntil, not the placement window): at its number
+	// while that is placeable, else at the back, so no position grows.
 	//
 	// Joining, for anyone else: JoinNone answers StateNone. JoinTicket hands
-	// out the next number (see Join), refused past the network's JoinLimit
-	// (RefusedQuota) or MaxWaiting (RefusedFull); when nobody placed waits
-	// and both limits allow, the newcomer goes in at once with the first
-	// session a tick gives (see Admit). JoinNumber takes a number only.
+	// out the next number (see Join), refused past the network's or its
+	// block's share of JoinLimit (RefusedQuota) or MaxWaiting
+	// (RefusedFull); when nobody placed waits and both limits allow, the
+	// newcomer goes in at once with the first session a tick gives (see
+	// Admit). JoinNumber takes a number only, refused the same way past
+	// its wider ceiling.
 	//
 	// After a data loss: a ticket older than the store's data (see the
 	// package comment) gets its place back if it was seen within
@@ -489,7 +501,10 @@ type Limits struct {
 	Random bool
 	// JoinLimit bounds the new tickets of one client network
 	// (Visitor.Network): JoinLimit.N at once, then one per
-	// JoinLimit.Per/JoinLimit.N (a GCRA). The zero Rate is unlimited.
+	// JoinLimit.Per/JoinLimit.N (a GCRA, a token bucket of N refilled
+	// evenly over Per; ChallengeJoinFactor times N at once for JoinNumber).
+	// The networks of one block (Visitor.Block) share BlockFactor times
+	// that, counted in the same call. The zero Rate is unlimited.
 	JoinLimit Rate
 	// MaxWaiting bounds the line: past it newcomers are refused
 	// (RefusedFull). 0 is unbounded.

@@ -56,14 +56,22 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	}
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
+	vt.v.Block = networkKey(blockOf(vt.network))
+	if room.Challenge != nil && !vt.v.Placed {
+		// A solved challenge places its ticket in the request that spends
+		// it, so an unplaced ticket in a room with a challenge was minted
+		// before the challenge was on: it buys no place, and the store
+		// only finds one its holder holds already, by its id.
+		vt.v.Ticket = 0
+	}
 	// A poll far back in line is answered from its ticket's anchor; its
 	// mark goes to the store with the next tick (anchored.go).
 	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
 		vt.d = d
 		return vt, nil
 	}
-	if room.Challenge != nil && !p.Valid && join == JoinTicket {
-		return g.challenged(w, r, vt, lim, now)
+	if room.Challenge != nil && join == JoinTicket {
+		return g.newcomer(w, r, vt, lim, now)
 	}
 	return g.settle(w, r, vt, lim, join, now)
 }
@@ -90,7 +98,9 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 			id = vt.v.ID
 		}
 		vt.p = Presented{Cookie: vt.p.Cookie}
+		block := vt.v.Block
 		vt.v = g.visitor(name, vt.p, now, id, vt.v.Network)
+		vt.v.Block = block
 		if vt.lr.room().Challenge != nil && join == JoinTicket {
 			return g.challenged(w, r, vt, lim, now)
 		}

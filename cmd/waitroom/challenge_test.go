@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/challenge"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
@@ -29,8 +30,10 @@ func challengeOf(t *testing.T, r reply) (string, int) {
 }
 
 // A client that does not do the work never gets a place, however often it
-// asks, and its network's work grows; a client that solves as
-// docs/challenge.md says gets its ticket and its place in arrival order.
+// asks, and its network's work grows until its ceiling (twice join_limit
+// ahead of its pace), past which it gets 429 and no number; a client that
+// solves as docs/challenge.md says gets its ticket and its place in
+// arrival order.
 func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
 		_, site := newUpstream(t)
@@ -42,7 +45,7 @@ func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 
 		lazy := newVisitor(t, base)
 		var last int
-		for i := range 12 {
+		for i := range 2*5 - 1 {
 			r := lazy.from("203.0.113.7", http.MethodGet, "/events/1")
 			_, b := challengeOf(t, r)
 			if r.header.Get("Set-Cookie") != "" || lazy.cookieValue("concert") != "" {
@@ -51,11 +54,15 @@ func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 			last = b
 		}
 		if last <= bits {
-			t.Fatalf("a network that keeps asking: %d bits after 12 challenges, want more than the base %d", last, bits)
+			t.Fatalf("a network that keeps asking: %d bits after 9 challenges, want more than the base %d", last, bits)
 		}
-		// A made-up or copied answer buys nothing either.
+		// A made-up or copied answer buys nothing either: a fresh
+		// challenge, its network's tenth and last within its ceiling.
 		if r := lazy.from("203.0.113.7", http.MethodGet, "/events/1", "Waitroom-Challenge", prefix+":"+challenge.Solve(prefix, bits)); r.state() != "challenge" {
 			t.Fatalf("another network's solution: %v", r.json)
+		}
+		if r := lazy.from("203.0.113.7", http.MethodGet, "/events/1"); r.status != http.StatusTooManyRequests || r.state() != "limited" || r.header.Get("Retry-After") == "" {
+			t.Fatalf("past its network's ceiling: %d %v, want 429 with Retry-After", r.status, r.json)
 		}
 
 		nonce := challenge.Solve(prefix, bits)
@@ -90,4 +97,34 @@ func TestBrowser_ChallengeWithoutAClick(t *testing.T) {
 	if id := browserVisitorID(t, tab, base, "concert"); id == "" {
 		t.Fatal("no ticket after the check")
 	}
+}
+
+// A challenge lives challenge_ttl, not the placement window: a phone that
+// solves after the window still gets a place, at the back, behind the
+// visitor placed meanwhile, whose position does not grow.
+func TestChallenge_LivesChallengeTTL(t *testing.T) {
+	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
+		_, site := newUpstream(t)
+		room := "    max_active: 0\n    abandon_after: 2s\n    tick: 50ms\n    challenge: pow\n    challenge_bits: 8\n" +
+			"    challenge_ttl: 30s\n    join_limit: 60/m\n    page: { refresh: 1s, refresh_max: 1s }"
+		_, base := startGateway(t, trustedConfig(site.URL, room, addr))
+		slow, quick := newVisitor(t, base), newVisitor(t, base)
+		prefix, bits := challengeOf(t, slow.from("198.51.100.1", http.MethodGet, "/events/1"))
+		if r := solveIn(t, quick, "203.0.113.5", "/events/1"); r.state() != "waiting" || r.position() != 2 {
+			t.Fatalf("a visitor behind an unsolved challenge: %v, want position 2", r.json)
+		}
+		// The placement window (2s here) passes while the phone works; the
+		// quick visitor keeps polling.
+		waitFor(t, 10*time.Second, func() bool {
+			time.Sleep(200 * time.Millisecond)
+			return quick.from("203.0.113.5", http.MethodGet, "/.waitroom/status?room=concert").position() == 1
+		})
+		r := slow.from("198.51.100.1", http.MethodGet, "/events/1", waitroom.ChallengeHeader, prefix+":"+challenge.Solve(prefix, bits))
+		if r.state() != "waiting" || r.position() != 2 {
+			t.Fatalf("a challenge solved after the placement window: %d %v, want a place at the back (2)", r.status, r.json)
+		}
+		if r := quick.from("203.0.113.5", http.MethodGet, "/events/1"); r.position() != 1 {
+			t.Fatalf("the visitor placed meanwhile: %v, want still 1", r.json)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"time"
 )
 
 // Policy decides how many bits a challenge asks for: Base for everyone, one
@@ -19,13 +20,23 @@ type Policy struct {
 	Base int
 	// Max caps the bits, Base..MaxBits. Default 24.
 	Max int
-	// Free is how many challenges a network may take per minute at Base.
-	// Default 3, a person with a couple of tabs; at least 1.
+	// Free is how many challenges a network may take ahead of its pace at
+	// Base. Default 30, a PC-bang at a sale; at least 1.
 	Free int
 	// PressureMax is the most bits the line's pressure adds, 0..8; it falls
 	// on everyone alike. Default 2.
 	PressureMax int
+	// TTL is how long a challenge may be solved, MinPolicyTTL to
+	// MaxPolicyTTL: long enough for a slow phone at the bits real people
+	// get. Default 5m.
+	TTL time.Duration
 }
+
+// The bounds of Policy.TTL (the format allows up to MaxTTL).
+const (
+	MinPolicyTTL = 30 * time.Second
+	MaxPolicyTTL = time.Hour
+)
 
 // Load is what the caller knows when it issues a challenge.
 type Load struct {
@@ -43,7 +54,7 @@ type Load struct {
 
 // DefaultPolicy returns the defaults the docs propose.
 func DefaultPolicy() Policy {
-	return Policy{Base: 14, Max: 24, Free: 3, PressureMax: 2}
+	return Policy{Base: 14, Max: 24, Free: 30, PressureMax: 2, TTL: 5 * time.Minute}
 }
 
 // Bits is the difficulty for a challenge issued under l.
@@ -85,6 +96,9 @@ func (p Policy) Validate() error {
 	}
 	if p.Free < 1 {
 		errs = append(errs, fmt.Errorf("challenge_free: must be >= 1 a minute, got %d", p.Free))
+	}
+	if p.TTL < MinPolicyTTL || p.TTL > MaxPolicyTTL {
+		errs = append(errs, fmt.Errorf("challenge_ttl: must be from %v to %v, got %v", MinPolicyTTL, MaxPolicyTTL, p.TTL))
 	}
 	if p.PressureMax < 0 || p.PressureMax > 8 {
 		errs = append(errs, fmt.Errorf("challenge_pressure_bits: must be 0..8, got %d", p.PressureMax))

@@ -9,6 +9,7 @@ import (
 func TestPolicy_Bits(t *testing.T) {
 	t.Parallel()
 	p := DefaultPolicy()
+	p.Free = 3 // the cases' numbers
 	tests := []struct {
 		name string
 		load Load
@@ -48,6 +49,7 @@ func TestPolicy_Bits(t *testing.T) {
 func TestPolicy_FarmPays(t *testing.T) {
 	t.Parallel()
 	p := DefaultPolicy()
+	p.Free = 3 // a person's three tabs
 	for _, pressure := range []float64{0, 1.5, 3, 100} {
 		person := p.Bits(Load{Recent: 3, Pressure: pressure})
 		farm := p.Bits(Load{Recent: 1000, Pressure: pressure})

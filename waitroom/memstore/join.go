@@ -14,7 +14,7 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 		r.totals.Full++
 		return waitroom.Decision{Refusal: waitroom.RefusedFull}
 	}
-	ok, retry, recent := r.charge(now, lim, v.Network, true)
+	ok, retry, recent := r.charge(now, lim, v, 1)
 	if !ok {
 		r.totals.Limited++
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
@@ -31,23 +31,20 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 	return waitroom.Decision{State: waitroom.StateWaiting, Ticket: ticket, Position: n, Line: n, Joined: true, Recent: recent}
 }
 
-// number takes a number for a challenge (waitroom.JoinNumber): counted by
-// the quota, never refused by it.
+// number takes a number for a challenge (waitroom.JoinNumber), refused
+// past its network's wider ceiling: whatever work would follow, a network
+// takes no more numbers than that.
 func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
 	if lim.MaxWaiting > 0 && int64(r.line.len()) >= lim.MaxWaiting {
 		r.totals.Full++
 		return waitroom.Decision{Refusal: waitroom.RefusedFull}
 	}
-	within, _, recent := r.charge(now, lim, v.Network, false)
-	t := r.next(lim)
-	if !within {
-		// Past its network's quota: the challenge is harder, and its
-		// number counts in nobody's position while it is worked on (a
-		// flood of unsolved challenges must not push everyone back);
-		// solved, it is still placed at its number, on the challenge's word.
-		r.win.use(t)
+	ok, retry, recent := r.charge(now, lim, v, waitroom.ChallengeJoinFactor)
+	if !ok {
+		r.totals.Limited++
+		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
 	}
-	return waitroom.Decision{Ticket: t, Recent: recent}
+	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}
 }
 
 // next is the next ticket number; a pre-queue's are marked for its draw.
@@ -67,33 +64,55 @@ func (r *room) next(lim waitroom.Limits) int64 {
 // once per ticket and while it is young (Limits.PlaceWithin): a ticket
 // used before (its holder left, was let in, or stopped polling) must not
 // buy its old place again, and one that comes back later than the window
-// is counted by nobody any more. ok is false when the ticket buys
-// nothing; the caller then treats its holder as anyone new.
+// is counted by nobody any more. A solved challenge's is placed as solve
+// says. ok is false when the ticket buys nothing; the caller then treats
+// its holder as anyone new.
 func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
 	t := v.Ticket
-	young := now.Sub(v.Issued) <= lim.PlacementWindow()
-	// A solved challenge is single use by its own mark (spent), so its
-	// number may have been counted as used already (see number).
-	solved := v.Challenge != "" && t > r.win.floor
-	if !young || t > r.seq || (!r.win.placeable(t) && !solved) {
+	if t > r.seq {
 		return waitroom.Decision{}, false
 	}
 	if v.Challenge != "" {
-		if _, used := r.spent[v.Challenge]; used {
-			return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
-		}
-		r.spent[v.Challenge] = v.ChallengeUntil
+		return r.solve(now, lim, v)
 	}
-	r.win.use(t)
+	if now.Sub(v.Issued) > lim.PlacementWindow() || !r.win.use(t) {
+		return waitroom.Decision{}, false
+	}
+	return r.seat(now, lim, v, t), true
+}
+
+// solve places the number of a solved challenge, once (spent), while the
+// challenge lives (v.ChallengeUntil, the room's challenge_ttl): at its
+// number within the placement window, else at the back, since the places
+// behind its number stopped counting it and must not grow.
+func (r *room) solve(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+	if now.After(v.ChallengeUntil) {
+		return waitroom.Decision{}, false
+	}
+	if _, used := r.spent[v.Challenge]; used {
+		return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
+	}
+	r.spent[v.Challenge] = v.ChallengeUntil
+	t := v.Ticket
+	if !r.win.use(t) {
+		t = r.next(lim)
+		r.win.use(t)
+	}
+	return r.seat(now, lim, v, t), true
+}
+
+// seat lets the holder of ticket t in at once when the room has room, or
+// writes its place in line.
+func (r *room) seat(now time.Time, lim waitroom.Limits, v waitroom.Visitor, t int64) waitroom.Decision {
 	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, t); ok {
-		return d, true
+		return d
 	}
 	r.totals.Joined++
 	w := &waiter{id: v.ID, ticket: t}
 	r.line.insert(w)
 	r.seen.pushBack(w, now)
 	r.waiting[v.ID] = w
-	return r.waitingDecision(w, true), true
+	return r.waitingDecision(w, true)
 }
 
 // restore puts back a ticket older than the room's seed: the store lost
@@ -137,19 +156,52 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (
 	return d, true
 }
 
-// charge counts a new ticket against the network's quota, a GCRA: each
-// ticket moves the network's time on by Per/N, and a ticket is within the
-// quota while that time runs less than N-1 intervals ahead of now (N at
-// once, then one per interval). It reports whether the ticket is within
-// it, when it would be, and how many intervals the network is ahead: its
-// recent tickets. With refuse a ticket past the quota is refused and moves
-// nothing; without, it is counted all the same.
-func (r *room) charge(now time.Time, lim waitroom.Limits, network string, refuse bool) (bool, time.Duration, int64) {
-	return r.spend(now, network, lim.JoinLimit, refuse)
+// charge counts a new ticket against its network's quota and its block's,
+// GCRAs over lim.JoinLimit: each ticket moves the network's time on by
+// Per/N, and a ticket is within the quota while that time runs less than
+// burst·N-1 intervals ahead of now (burst·N at once, then N per Per); the
+// block's runs BlockFactor times as fast with BlockFactor times the
+// burst. A ticket past either is refused and moves nothing. It reports
+// whether the ticket is within both, when it would be, and how many
+// intervals the network is ahead: its recent tickets.
+func (r *room) charge(now time.Time, lim waitroom.Limits, v waitroom.Visitor, burst int64) (bool, time.Duration, int64) {
+	limit := lim.JoinLimit
+	if limit.IsUnlimited() || v.Network == "" {
+		return true, 0, 0
+	}
+	every := limit.Per / time.Duration(limit.N)
+	tat := r.quotaAt(v.Network, now)
+	ahead := tat.Sub(now)
+	wait := ahead - every*time.Duration(burst*limit.N-1)
+	block, bevery, btat := "", every/waitroom.BlockFactor, time.Time{}
+	if v.Block != "" {
+		block = "block\x01" + v.Block
+		btat = r.quotaAt(block, now)
+		wait = max(wait, btat.Sub(now)-bevery*time.Duration(burst*limit.N*waitroom.BlockFactor-1))
+	}
+	if wait > 0 {
+		return false, wait, ceilDiv(ahead, every)
+	}
+	r.quota[v.Network] = tat.Add(every)
+	if block != "" {
+		r.quota[block] = btat.Add(bevery)
+	}
+	return true, 0, ceilDiv(ahead+every, every)
 }
 
-// spend is the GCRA behind charge and Store.Allow, over r.quota[key]; the
-// keys of allowances other than joins carry their kind, so none collide.
+// quotaAt is key's GCRA time, never before now.
+func (r *room) quotaAt(key string, now time.Time) time.Time {
+	if tat := r.quota[key]; tat.After(now) {
+		return tat
+	}
+	return now
+}
+
+// ceilDiv is d/every rounded up.
+func ceilDiv(d, every time.Duration) int64 { return int64((d + every - 1) / every) }
+
+// spend is the GCRA behind Store.Allow, over r.quota[key]; its keys carry
+// their kind, so none collides with a network's or a block's.
 func (r *room) spend(now time.Time, key string, limit waitroom.Rate, refuse bool) (bool, time.Duration, int64) {
 	if limit.IsUnlimited() || key == "" {
 		return true, 0, 0

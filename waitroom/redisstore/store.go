@@ -79,28 +79,32 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	args := make([]any, len(base), len(base)+decideArgs)
 	copy(args, base)
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
-		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli())
+		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
+		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor))
 }
 
-// decideKeys is decide.lua's KEYS: the room's, then the network's quota
-// and the challenge's spent mark, keys of their own in the room's hash
-// slot. K_META stands in for either when the call cannot touch it, so the
-// common calls build no key.
+// decideKeys is decide.lua's KEYS: the room's, then the network's quota,
+// the challenge's spent mark and the block's quota, keys of their own in
+// the room's hash slot. K_META stands in for any of them when the call
+// cannot touch it, so the common calls build no key.
 func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) []string {
 	keys := s.cache.keys(s.prefix, room)
-	quota, spent := keys[0], keys[0]
+	quota, spent, block := keys[0], keys[0], keys[0]
 	tag := keys[0][:len(keys[0])-len(keyNames[0])]
 	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
 		quota = tag + "q:" + v.Network
+		if v.Block != "" {
+			block = tag + "b:" + v.Block
+		}
 	}
 	if v.Challenge != "" {
 		spent = tag + "c:" + v.Challenge
 	}
-	return append(keys[:len(keys):len(keys)], quota, spent)
+	return append(keys[:len(keys):len(keys)], quota, spent, block)
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 10
+const decideArgs = 12
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {

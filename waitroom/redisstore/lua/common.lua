@@ -163,13 +163,46 @@ local function gcra(key, now, n, per, refuse)
   return ahead <= slack, 0, math.ceil((tat - now) / every)
 end
 
+-- quotaAt is a GCRA key's time, never before now.
+local function quotaAt(key, now)
+  local tat = tonumber(redis.call('GET', key)) or now
+  if tat < now then
+    return now
+  end
+  return tat
+end
+
 -- charge counts a new ticket against its network's quota (K_QUOTA, the
--- room's join_limit) with gcra.
-local function charge(now, net, refuse, L)
+-- room's join_limit) and its block's (K_BLOCK, when the call has one), as
+-- memstore's charge does: the network may run burst·N-1 intervals of
+-- Per/N ahead of now, the block BLOCK times as many intervals of a
+-- BLOCK-th of that. Past either, nothing is counted and the ticket is
+-- refused. It returns whether the ticket is within both, the wait, and the
+-- network's recent tickets (intervals ahead).
+local function charge(now, net, burst, block, L)
   if L.joinN <= 0 or net == '' then
     return true, 0, 0
   end
-  return gcra(K_QUOTA, now, L.joinN, L.joinPer, refuse)
+  local every = L.joinPer / L.joinN
+  local tat = quotaAt(K_QUOTA, now)
+  local ahead = tat - now
+  local wait = ahead - every * (burst * L.joinN - 1)
+  local btat, bevery
+  if K_BLOCK ~= K_META then
+    bevery = every / block
+    btat = quotaAt(K_BLOCK, now)
+    wait = math.max(wait, btat - now - bevery * (burst * L.joinN * block - 1))
+  end
+  if wait > 0 then
+    return false, math.ceil(wait), math.ceil(ahead / every)
+  end
+  tat = tat + every
+  redis.call('SET', K_QUOTA, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  if btat then
+    btat = btat + bevery
+    redis.call('SET', K_BLOCK, math.ceil(btat), 'PX', math.ceil((btat - now) / 1000) + 1)
+  end
+  return true, 0, math.ceil((tat - now) / every)
 end
 
 -- drop takes a visitor out of line. Its K_SEEN entry is cleared only where

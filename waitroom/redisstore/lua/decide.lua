@@ -3,9 +3,13 @@
 -- the end of the admission its cookie carries (microseconds, 0 for none),
 -- placed (1 when the cookie says its place was written), when the ticket
 -- was issued and last sealed (microseconds), its network's key ('' for
--- none), and a solved challenge's id ('' for none) and end (milliseconds).
--- KEYS: the room's (prelude.lua), then the network's quota key and the
--- challenge's spent key, each K_META when there is none.
+-- none), a solved challenge's id ('' for none) and end (milliseconds), how
+-- many times join_limit at once a challenge's number may run ahead
+-- (waitroom.ChallengeJoinFactor) and the block's multiple
+-- (waitroom.BlockFactor).
+-- KEYS: the room's (prelude.lua), then the network's quota key, the
+-- challenge's spent key and the block's quota key, each K_META when there
+-- is none.
 -- Reply: {state (S_), ticket, position, line length, session end in
 -- microseconds, flags (F_, added up), refusal (R_), retry after in
 -- microseconds, the network's recent tickets}, and for a placed ticket
@@ -23,7 +27,7 @@
 local V = LIMIT_ARGS
 local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
 local PLACED = ARGV[V + 5] == '1'
-local K_QUOTA, K_SPENT = KEYS[13], KEYS[14]
+local K_QUOTA, K_SPENT, K_BLOCK = KEYS[13], KEYS[14], KEYS[15]
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
@@ -202,6 +206,18 @@ local function inLineAt(ticket, flags)
     ahead + 1 + pendingBelow(seq + 1, floor, pbase), 0, F_JOINED + F_PLACED + flags)
 end
 
+-- nextNumber takes the next ticket number; a pre-queue's are marked for
+-- its draw.
+local function nextNumber(L)
+  local ticket = redis.call('HINCRBY', K_META, 'seq', 1)
+  bump('issued', 1, L.dataTTL)
+  if L.prequeue then
+    redis.call('HSETNX', K_META, 'preq_min', ticket)
+    redis.call('HSET', K_META, 'preq_max', ticket)
+  end
+  return ticket
+end
+
 if TICKET > 0 and TICKET < seed then
   -- A ticket older than the data: the store lost it while its holder was
   -- in line or inside. Only one seen within abandon_after of the loss, and
@@ -227,17 +243,26 @@ if TICKET > 0 and TICKET < seed then
     end
     return inLineAt(TICKET, F_BACK_IN_LINE + flags)
   end
+elseif TICKET > 0 and not PLACED and ARGV[V + 9] ~= '' then
+  -- A solved challenge's number, once (K_SPENT), while the challenge
+  -- lives (its end, the room's challenge_ttl): at its number within the
+  -- placement window, else at the back, since the places behind its
+  -- number stopped counting it and must not grow.
+  if tonumber(ARGV[V + 10]) * 1000 >= now then
+    if not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
+      return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
+    end
+    local ticket = TICKET
+    if not placeable(ticket, floor, pbase) then
+      ticket = nextNumber(L)
+    end
+    use(ticket, pbase, L)
+    return atOnce(ticket, 0) or inLineAt(ticket, 0)
+  end
 elseif TICKET > 0 and not PLACED then
   -- A ticket handed out earlier, brought back: it takes its place at its
   -- number, once, while it is young (the placement window in common.lua).
-  -- A solved challenge is single use by its own mark (K_SPENT), so its
-  -- number may have been counted as used already (see J_NUMBER below).
-  local young = tonumber(ARGV[V + 6]) >= now - L.placeWithin
-  local solved = ARGV[V + 9] ~= ''
-  if young and (placeable(TICKET, floor, pbase) or (solved and TICKET > floor)) then
-    if solved and not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
-      return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
-    end
+  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and placeable(TICKET, floor, pbase) then
     use(TICKET, pbase, L)
     return atOnce(TICKET, 0) or inLineAt(TICKET, 0)
   end
@@ -247,32 +272,24 @@ if JOIN == J_NONE then
   return reply(S_NONE)
 end
 -- A newcomer: a number in arrival order, refused past max_waiting or its
--- network's quota (which a challenge's number only counts); a ticket goes
--- in at once when the room has room, and takes its place when it comes
--- back.
+-- network's or block's quota (a challenge's number may run further ahead,
+-- but no further than that); a ticket goes in at once when the room has
+-- room, and takes its place when it comes back.
 if L.maxWaiting > 0 and redis.call('ZCARD', K_QUEUE) >= L.maxWaiting then
   bump('full', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_FULL)
 end
-local ok, retry, recent = charge(now, ARGV[V + 8], JOIN == J_TICKET, L)
-if not ok and JOIN == J_TICKET then
+local burst = 1
+if JOIN == J_NUMBER then
+  burst = tonumber(ARGV[V + 11])
+end
+local ok, retry, recent = charge(now, ARGV[V + 8], burst, tonumber(ARGV[V + 12]), L)
+if not ok then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
 end
-local ticket = redis.call('HINCRBY', K_META, 'seq', 1)
-bump('issued', 1, L.dataTTL)
-if L.prequeue then
-  redis.call('HSETNX', K_META, 'preq_min', ticket)
-  redis.call('HSET', K_META, 'preq_max', ticket)
-end
+local ticket = nextNumber(L)
 if JOIN == J_NUMBER then
-  if not ok then
-    -- Past its network's quota: the challenge is harder, and its number
-    -- counts in nobody's position while it is worked on (a flood of
-    -- unsolved challenges must not push everyone back); solved, it is
-    -- still placed at its number, on the challenge's word.
-    use(ticket, pbase, L)
-  end
   return reply(S_NONE, ticket, 0, 0, 0, 0, R_NONE, 0, recent)
 end
 local inside = atOnce(ticket, 0)
