@@ -33,7 +33,8 @@
 // Touch and Admit on every tick, AdmitN, Shuffle, Release and Stats;
 // Overrides: an operator's runtime changes; Guards: sockets, allowances
 // and template use; DefinitionStore: rooms made through the API) with Ping
-// and Close; the values they take and return; the sentinel errors; and As,
+// and Close; the values they take and return (a room's Limits in
+// limits.go); the sentinel errors; and As,
 // which finds what only some stores offer (a webhook claimer, a
 // certificate cache) through wrappers. Every method is atomic, so any
 // number of gateways that share a store keep one line. memstore keeps it
