@@ -49,15 +49,7 @@ func TestDashboard_RealAPI(t *testing.T) {
 		t.Fatalf("the API: %+v, %v", api, err)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	ctx, cancel = chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()))
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
+	ctx := headlessTab(t, chromium)
 	_, problems := watchPage(ctx)
 	run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"),
 		chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Click(chromedp.CSS("#signin button")))
@@ -96,18 +88,25 @@ func TestDashboard_NoTokenNoSignIn(t *testing.T) {
 	rooms, _ := realRooms(t)
 	srv := httptest.NewServer(NewAdmin(AdminOptions{Rooms: rooms, Pages: newPages(t)}))
 	defer srv.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	ctx, cancel = chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless,
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()))
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
+	ctx := headlessTab(t, chromium)
 	_, problems := watchPage(ctx)
 	run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"))
 	waitJS(t, ctx, `document.querySelector('article.room')?.dataset.room === 'concert' && document.getElementById('signin').hidden`,
 		"the room card with no sign-in")
 	problems.check(t)
+}
+
+// headlessTab is a tab of a headless Chromium kept off the network and out
+// of the user's profile, closed with the test; a minute at most.
+func headlessTab(t *testing.T, chromium string) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()))
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	return ctx
 }
