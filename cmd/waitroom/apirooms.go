@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/waitroom/waitroom/proxy"
 	"github.com/waitroom/waitroom/waitroom"
@@ -63,7 +65,38 @@ func (d apiRoom) check() []string {
 	if len(d.Routes) == 0 || len(d.Routes) > maxAPIRoutes {
 		problems = append(problems, fmt.Sprintf("routes: want 1 to %d routes, got %d", maxAPIRoutes, len(d.Routes)))
 	}
+	// Every room ticks against the store on every instance: a tick an API
+	// caller may shorten at will is Redis load it may multiply.
+	if tick, err := time.ParseDuration(d.Tick); err == nil && tick < minAPITick {
+		problems = append(problems, fmt.Sprintf("tick: must be at least %s for a room made through the API, got %q", minAPITick, d.Tick))
+	}
+	for i, rt := range d.Routes {
+		if p := strings.ToLower(rt.Path); strings.HasPrefix(p, strings.TrimSuffix(waitroom.Prefix, "/")) {
+			problems = append(problems, fmt.Sprintf("routes[%d].path: %s is waitroom's own, got %q", i, waitroom.Prefix, rt.Path))
+		}
+	}
 	return problems
+}
+
+// minAPITick is the shortest tick of an API room.
+const minAPITick = 100 * time.Millisecond
+
+// inside finds, for a route of room name, a route of another room in
+// service (file or API) whose path holds it: a longer prefix there would
+// take part of a room in service, a sale's checkout say, out of its line.
+// It returns that route's room and path, "" for none.
+func inside(s *Settings, name string, rt apiRoute) (room, path string) {
+	mine := proxy.RouteConfig{Host: rt.Host, Path: rt.Path}.Place()
+	for _, other := range s.Routes {
+		if other.Room == "" || other.Room == name {
+			continue
+		}
+		theirs := other.Place()
+		if theirs[0] == mine[0] && theirs[1] != mine[1] && strings.HasPrefix(mine[1], theirs[1]) {
+			return other.Room, other.Path
+		}
+	}
+	return "", ""
 }
 
 var apiRoomName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)

@@ -146,6 +146,13 @@ func (a *App) DefineRoom(ctx context.Context, name string, body []byte, replace 
 	if problems := c.skipped[name]; problems != nil {
 		return refusal(problems)
 	}
+	for i, rt := range d.Routes {
+		if room, path := inside(a.current().cfg, name, rt); room != "" {
+			var p conf.Problems
+			p.Conflict(fmt.Sprintf("routes[%d].path", i), "inside room %s's route %s, which it would take part of out of its line, got %q", room, path, rt.Path)
+			return refusal(p.Err())
+		}
+	}
 	if err := a.displaces(c, name); err != nil {
 		return err
 	}
