@@ -79,7 +79,7 @@ func (d apiRoom) check() []string {
 }
 
 // minAPITick is the shortest tick of an API room.
-const minAPITick = 100 * time.Millisecond
+const minAPITick = 50 * time.Millisecond
 
 // inside finds, for a route of room name, a route of another room in
 // service (file or API) whose path holds it: a longer prefix there would

@@ -114,7 +114,7 @@ func TestAPIRooms_Refusals(t *testing.T) {
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/dup/","upstream":"site"},{"path":"/dup/","upstream":"site"}]}`, 400, "routes[1]: same host and path as routes[0] of this room"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/EVENTS/checkout/","upstream":"site"}]}`, 409, "routes[0].path: inside room concert's route /events/"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/.WaitRoom/x/","upstream":"site"}]}`, 400, "routes[0].path: /.waitroom/ is waitroom's own"},
-		{"POST", "/admin/api/rooms", `{"name":"x","tick":"1ms","routes":[{"path":"/x/","upstream":"site"}]}`, 400, "tick: must be at least 100ms"},
+		{"POST", "/admin/api/rooms", `{"name":"x","tick":"1ms","routes":[{"path":"/x/","upstream":"site"}]}`, 400, "tick: must be at least 50ms"},
 		{"POST", "/admin/api/rooms", `{"name":"x","max_active":-1,"routes":[{"path":"/events/","upstream":"site"}]}`, 409, "max_active: must be >= 0"},
 		{"POST", "/admin/api/rooms", `{"name":"x","routes":[{"path":"/x/","upstream":"site"},{"path":"/y/","upstream":"nowhere"}]}`, 400, "routes[1].upstream: unknown upstream"},
 		{"PUT", "/admin/api/rooms/concert", `{"routes":[{"path":"/x/","upstream":"site"}]}`, 409, "configuration file"},
