@@ -84,7 +84,13 @@ func TestRedisStore_LargeLine(t *testing.T) {
 // returns them in ticket order. Each takes a ticket, then brings it back;
 // the lowest comes back first, so every place sits in the last-poll
 // string, as a line's do when its visitors arrive over time.
+//
+// Taking and bringing back n tickets may outlast lim's placement window on
+// a busy machine (10,000 with the race detector, both cores shared): the
+// window here is a minute, so the test's own AbandonAfter counts only from
+// the placements, never against them.
 func joinMany(tb testing.TB, s *redisstore.Store, lim waitroom.Limits, n int) []waitroom.Visitor {
+	lim.PlaceWithin = time.Minute
 	vs := make([]waitroom.Visitor, n)
 	each := func(do func(i int) error) {
 		var wg sync.WaitGroup
