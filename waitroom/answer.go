@@ -55,8 +55,9 @@ const (
 	// AnswerIdentity: the room lets in only visitors the site signed in
 	// (identity.required), and this one is not (403).
 	AnswerIdentity AnswerState = "identity"
-	// AnswerShared: the account's admission is in use from as many
-	// networks as session_clients allows (409).
+	// AnswerShared: the admission the ticket (or the account) holds is in
+	// use by as many clients as session_clients allows (409); the ticket
+	// is kept, and Answer.RetryAfter says when to ask again.
 	AnswerShared AnswerState = "shared"
 )
 

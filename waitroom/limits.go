@@ -34,8 +34,12 @@ type Limits struct {
 	// MaxWaiting bounds the line: past it newcomers are refused
 	// (RefusedFull). 0 is unbounded.
 	MaxWaiting int64
-	// SessionClients bounds the distinct client networks that may use one
-	// admitted session (RefusedShared past it); 0 is unbounded.
+	// SessionClients bounds the clients (Visitor.Client) that may use one
+	// admitted session at once: a client counts from its first request
+	// until it has been quiet for ClientQuiet, so a phone whose address
+	// changes leaves its old one behind. A further client is refused
+	// (RefusedShared, with when the quietest may have gone); the clients
+	// already on it never are. 0 is unbounded.
 	SessionClients int
 	// SessionMax caps a session's time inside, counted from its first
 	// use, renewals included (RefusedSessionMax past it); 0 is no cap.
@@ -71,6 +75,18 @@ func (l Limits) PlacementWindow() time.Duration {
 	}
 	return time.Minute
 }
+
+// ClientQuiet is how long a client of a session must go unheard before
+// it no longer counts toward SessionClients: AbandonAfter, the silence
+// that gives up a place in line, and at least minClientQuiet, so a client
+// whose requests a gate's session cache answers (store.session_cache) is
+// never taken for gone between two of them.
+func (l Limits) ClientQuiet() time.Duration {
+	return max(l.AbandonAfter, minClientQuiet)
+}
+
+// minClientQuiet is ClientQuiet's floor.
+const minClientQuiet = 5 * time.Second
 
 // RenewInterval is how long a session's expiry may lag behind "now +
 // SessionTTL" before a request writes a renewal: a tenth of the TTL, at most

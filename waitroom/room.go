@@ -66,13 +66,18 @@ type RoomConfig struct {
 	// from "30s" to "1h". Solved within the placement window it keeps the
 	// number it carried, later a place at the back.
 	ChallengeTTL string `mapstructure:"challenge_ttl" yaml:"challenge_ttl" json:"challenge_ttl"`
-	// SessionClients is how many distinct client networks may use one
-	// admitted session; a further one waits at the back as a new visitor,
-	// and the owner is not disturbed. Default 3 (a phone that moves from
-	// Wi-Fi to LTE counts twice); 0 turns it off.
+	// SessionClients is how many clients (addresses: an IPv4 address, an
+	// IPv6 /64) may use one admitted session at once. A client counts
+	// until it has been quiet for abandon_after (at least 5s), so a phone
+	// whose carrier moves it to another address leaves the old one
+	// behind; a further client is refused (409 "shared", its ticket kept,
+	// Retry-After when the quietest may have gone), and those already on
+	// it never are. Default 2 (a phone moving from Wi-Fi to LTE is two for
+	// a while); 0 turns it off.
 	SessionClients int `mapstructure:"session_clients" yaml:"session_clients" json:"session_clients"`
 	// SessionMax caps a session's time inside from its first use, renewals
-	// included (a checkout window). Default "": no cap.
+	// included (a checkout window); past it the visitor starts over as a
+	// newcomer. Default "1h"; "0s" turns it off.
 	SessionMax string `mapstructure:"session_max" yaml:"session_max" json:"session_max"`
 	// Identity keys places and sessions on the site's signed accounts.
 	// Default off.
@@ -118,7 +123,8 @@ func DefaultRoom() RoomConfig {
 		ChallengeMaxBits: challenge.DefaultPolicy().Max,
 		ChallengeFree:    challenge.DefaultPolicy().Free,
 		ChallengeTTL:     challenge.DefaultPolicy().TTL.String(),
-		SessionClients:   3,
+		SessionClients:   2,
+		SessionMax:       "1h",
 		MaxSockets:       8,
 		PreflightLimit:   "60/m",
 		MaxRooms:         1000,
@@ -277,8 +283,8 @@ func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
 		p.Add("session_clients", "must be from 0 (off) to %d, got %d", maxSessionClients, c.SessionClients)
 	}
 	r.Limits.SessionClients = c.SessionClients
-	if c.SessionMax != "" {
-		r.Limits.SessionMax = p.Duration("session_max", c.SessionMax, time.Second)
+	if d, err := conf.ParseDuration(c.SessionMax); c.SessionMax != "" && (err != nil || d != 0) {
+		r.Limits.SessionMax = p.Duration("session_max", c.SessionMax, time.Second) // "0s" is off
 	}
 	id, err := c.Identity.Build()
 	p.Nest("identity.", err)
@@ -297,7 +303,7 @@ func (c RoomConfig) buildGuards(p *conf.Problems, r *Room) {
 // maxSockets bounds the sockets a store keeps per session.
 const maxSockets = 1024
 
-// maxSessionClients bounds the networks a store keeps per session.
+// maxSessionClients bounds the clients a store keeps per session.
 const maxSessionClients = 64
 
 // PlaceWithin is the placement window of a room whose page asks again

@@ -15,13 +15,17 @@ func TestRoomConfig_Build(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Limits{MaxActive: 100, AdmitRate: Rate{300, time.Minute}, AdmitBurst: 5, SessionTTL: 10 * time.Minute,
-		AbandonAfter: 2 * time.Minute, RecoveryGrace: 2 * time.Minute, JoinLimit: Rate{300, time.Minute}, SessionClients: 3, MaxSockets: 8}
+		AbandonAfter: 2 * time.Minute, RecoveryGrace: 2 * time.Minute, JoinLimit: Rate{300, time.Minute}, SessionClients: 2, SessionMax: time.Hour, MaxSockets: 8}
 	if r.Limits != want || r.Tick != time.Second || r.Name != "concert" || r.PreflightLimit != (Rate{60, time.Minute}) {
 		t.Fatalf("built %+v, want limits %+v", r, want)
 	}
 	c.RecoveryGrace = "0s"
 	if r, _ := c.Build("concert"); r.Limits.RecoveryGrace != 0 {
 		t.Fatalf("recovery_grace 0s must disable the grace, got %v", r.Limits.RecoveryGrace)
+	}
+	c.SessionMax = "0s"
+	if r, err := c.Build("concert"); err != nil || r.Limits.SessionMax != 0 {
+		t.Fatalf("session_max 0s must turn the cap off, got %v, %v", r.Limits.SessionMax, err)
 	}
 }
 

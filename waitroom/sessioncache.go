@@ -29,15 +29,15 @@ type sessionKey struct{ room, visitor string }
 type cachedSession struct {
 	checked time.Time // when the store last said "inside"
 	until   time.Time // when the session ends, as the store said then
-	// nets are the client networks the store said "inside" to: a request
-	// from another one must ask the store, which counts the session's
-	// networks (Limits.SessionClients).
-	nets [maxCachedNets]string
+	// clients are the clients (Visitor.Client) the store said "inside"
+	// to: a request from another one must ask the store, which counts
+	// the session's clients (Limits.SessionClients).
+	clients [maxCachedClients]string
 }
 
-// maxCachedNets bounds the networks an entry remembers; a session used
-// from more asks the store for the rest.
-const maxCachedNets = 4
+// maxCachedClients bounds the clients an entry remembers; a session used
+// by more asks the store for the rest.
+const maxCachedClients = 4
 
 func newSessionCache(ttl time.Duration) *sessionCache {
 	if ttl <= 0 {
@@ -56,7 +56,7 @@ func (c *sessionCache) interval() time.Duration {
 
 // get returns the end of the visitor's session when the store said it was
 // inside less than ttl ago and the session still runs at now.
-func (c *sessionCache) get(room, visitor, network string, now time.Time) (time.Time, bool) {
+func (c *sessionCache) get(room, visitor, client string, now time.Time) (time.Time, bool) {
 	if c == nil {
 		return time.Time{}, false
 	}
@@ -67,14 +67,14 @@ func (c *sessionCache) get(room, visitor, network string, now time.Time) (time.T
 		e, ok = c.old[k]
 	}
 	c.mu.RUnlock()
-	if !ok || now.Sub(e.checked) >= c.ttl || !now.Before(e.until) || !slices.Contains(e.nets[:], network) {
+	if !ok || now.Sub(e.checked) >= c.ttl || !now.Before(e.until) || !slices.Contains(e.clients[:], client) {
 		return time.Time{}, false
 	}
 	return e.until, true
 }
 
 // put records that the store just found the visitor inside until until.
-func (c *sessionCache) put(room, visitor, network string, until, now time.Time) {
+func (c *sessionCache) put(room, visitor, client string, until, now time.Time) {
 	if c == nil {
 		return
 	}
@@ -89,9 +89,9 @@ func (c *sessionCache) put(room, visitor, network string, until, now time.Time) 
 		e = cachedSession{}
 	}
 	e.checked, e.until = now, until
-	if !slices.Contains(e.nets[:], network) {
-		copy(e.nets[1:], e.nets[:len(e.nets)-1])
-		e.nets[0] = network
+	if !slices.Contains(e.clients[:], client) {
+		copy(e.clients[1:], e.clients[:len(e.clients)-1])
+		e.clients[0] = client
 	}
 	c.cur[k] = e
 	c.mu.Unlock()

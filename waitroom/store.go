@@ -118,8 +118,9 @@ const (
 	RefusedFull Refusal = "full"
 	// RefusedChallenge: the challenge the request spends was spent before.
 	RefusedChallenge Refusal = "challenge"
-	// RefusedShared: Limits.SessionClients networks use this admitted
-	// session already; the request is not its owner's.
+	// RefusedShared: Limits.SessionClients clients use this admitted
+	// session already; the request is not one of theirs. RetryAfter says
+	// when the quietest of them may have gone.
 	RefusedShared Refusal = "shared"
 	// RefusedSessionMax: the session reached Limits.SessionMax and ended.
 	RefusedSessionMax Refusal = "session_max"
@@ -156,9 +157,14 @@ type Visitor struct {
 	// poll): after a data loss, only a ticket seen within AbandonAfter of
 	// the loss gets its place back.
 	Seen time.Time
-	// Network is a short key of the client's network, for the join quota
-	// and SessionClients; "" when unknown.
+	// Network is a short key of the client's network, for the join quota;
+	// "" when unknown.
 	Network string
+	// Client is a short key of the client's own address (an IPv4 address,
+	// an IPv6 /64), for SessionClients: a copy of an admitted ticket used
+	// from another address inside the same network is another client.
+	// "" when unknown.
+	Client string
 	// Block is a short key of the wider network around Network (its /16
 	// or /48, see BlockFactor), whose networks share one join ceiling; ""
 	// when unknown or when Network is as wide.
@@ -337,8 +343,9 @@ type Line interface {
 	// Normally: an admitted visitor's session slides forward, written only
 	// when its remaining time falls below SessionTTL minus the renew
 	// interval (Decision.Renewed), up to SessionMax from its first use; a
-	// session used from more than SessionClients networks is refused to
-	// the newcomer (RefusedShared), never to those already on it. A waiting
+	// session in use by SessionClients clients (each until it is quiet for
+	// Limits.ClientQuiet) is refused to another (RefusedShared), never to
+	// those already on it. A waiting
 	// visitor's poll is recorded and its position returned.
 	//
 	// A ticket brought back: an unplaced ticket of this incarnation (v.Placed

@@ -57,6 +57,7 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	vt.p, vt.raw = p, p.Raw
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
 	vt.v.Block = networkKey(blockOf(vt.network))
+	vt.v.Client = g.client(r)
 	if room.Challenge != nil && !vt.v.Placed {
 		// A solved challenge places its ticket in the request that spends
 		// it, so an unplaced ticket in a room with a challenge was minted
@@ -77,10 +78,12 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 }
 
 // settle asks the store and writes the ticket. A request the store turns
-// away from an admitted session (a network past session_clients, or a
-// session past session_max) is not the session's owner, or the session
-// ran its course: it starts over as a new visitor at the back, and the
-// owner is not disturbed.
+// away from an admitted session because session_clients others use it is
+// refused (409 "shared") and keeps its ticket: a phone that moved to
+// another address is served once its old one has gone quiet, and a copy
+// gets nothing while the clients on it keep going. A session past
+// session_max ran its course: its visitor starts over as a new one at the
+// back.
 func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limits, join Join, now time.Time) (visit, error) {
 	name, obs := vt.lr.name, g.rooms.obs
 	d, err := g.decide(r.Context(), name, lim, vt.v, join, now)
@@ -89,8 +92,8 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 	}
 	if d.Refusal == RefusedShared || d.Refusal == RefusedSessionMax {
 		obs.SessionRefused(vt.lr.label(), string(d.Refusal))
-		if vt.account != "" && d.Refusal == RefusedShared {
-			vt.refused = AnswerShared // the account's one session is in use elsewhere
+		if d.Refusal == RefusedShared {
+			vt.refused, vt.retry = AnswerShared, d.RetryAfter
 			return vt, nil
 		}
 		id := ""
@@ -98,9 +101,9 @@ func (g *Gate) settle(w http.ResponseWriter, r *http.Request, vt visit, lim Limi
 			id = vt.v.ID
 		}
 		vt.p = Presented{Cookie: vt.p.Cookie}
-		block := vt.v.Block
+		block, client := vt.v.Block, vt.v.Client
 		vt.v = g.visitor(name, vt.p, now, id, vt.v.Network)
-		vt.v.Block = block
+		vt.v.Block, vt.v.Client = block, client
 		if vt.lr.room().Challenge != nil && join == JoinTicket {
 			return g.challenged(w, r, vt, lim, now)
 		}
@@ -163,9 +166,9 @@ func (g *Gate) visitor(room string, p Presented, now time.Time, id, network stri
 func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, join Join, now time.Time) (Decision, error) {
 	sessions := g.rooms.sessions.Load()
 	if !v.Until.IsZero() {
-		// Per network: a session shared from another network must reach
-		// the store, which counts its networks.
-		if until, ok := sessions.get(room, v.ID, v.Network, now); ok {
+		// Per client: a session used from another address must reach the
+		// store, which counts its clients.
+		if until, ok := sessions.get(room, v.ID, v.Client, now); ok {
 			return Decision{State: StateAdmitted, Ticket: v.Ticket, Until: until, Placed: true}, nil
 		}
 	}
@@ -175,7 +178,7 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 	}
 	g.rooms.health.answered()
 	if d.State == StateAdmitted {
-		sessions.put(room, v.ID, v.Network, d.Until, now)
+		sessions.put(room, v.ID, v.Client, d.Until, now)
 		if d.Ticket == 0 {
 			d.Ticket = v.Ticket // a store need not keep the number of those inside
 		}

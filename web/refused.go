@@ -24,14 +24,14 @@ var refusals = map[waitroom.AnswerState]struct {
 		en: [2]string{"Please sign in first", "This waiting room is for signed-in members. Sign in on the site, then come back to this page."},
 		ko: [2]string{"먼저 로그인해 주세요", "이 대기실은 로그인한 회원만 이용할 수 있습니다. 사이트에 로그인한 뒤 이 페이지로 돌아오세요."}}},
 	waitroom.AnswerShared: {http.StatusConflict, problem{code: "shared", retry: true,
-		en: [2]string{"Your admission is in use elsewhere", "Your account's admission is being used on other devices or networks. Finish there, or try again when that session ends."},
-		ko: [2]string{"다른 곳에서 입장 중입니다", "이 계정의 입장 권한을 다른 기기나 네트워크에서 사용하고 있습니다. 그곳에서 이용을 마치거나, 그 세션이 끝난 뒤 다시 시도해 주세요."}}},
+		en: [2]string{"Your admission is in use elsewhere", "This admission is being used on other devices. Finish there, or try again in a moment: a device that moved to another network is let back in once its old address has gone quiet."},
+		ko: [2]string{"다른 곳에서 입장 중입니다", "이 입장 권한을 다른 기기에서 사용하고 있습니다. 그곳에서 이용을 마치거나 잠시 후 다시 시도해 주세요. 다른 네트워크로 옮긴 기기는 이전 주소의 사용이 멈추면 다시 들어올 수 있습니다."}}},
 }
 
 // Refused turns a visitor away without a ticket: 429 (with Retry-After)
 // for a network past its join_limit, 503 for a full line, 403 for a room
-// that wants the site's sign-in, 409 for an account's admission in use
-// elsewhere. JSON clients get the same body as a waiting answer, every
+// that wants the site's sign-in, 409 for an admission in use by as many
+// other clients as session_clients allows. JSON clients get the same body as a waiting answer, every
 // field present, with the state and retry_after.
 func (rs *Responder) Refused(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
 	rf, ok := refusals[a.State]

@@ -182,9 +182,10 @@ func TestGuard_IdentityOnePlacePerAccount(t *testing.T) {
 	})
 }
 
-// An admitted ticket serves session_clients networks: replayed from ten,
-// two are served and the rest wait at the back as new visitors, while the
-// owner keeps going; session_max ends a session after that much use.
+// An admitted ticket serves session_clients clients at once: replayed from
+// ten other networks, one is served beside the owner and the rest are
+// refused (409 shared, their copy kept, no new ticket), while the owner
+// keeps going; session_max ends a session after that much use.
 func TestGuard_SharedTicketAndSessionMax(t *testing.T) {
 	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
 		up, site := newUpstream(t)
@@ -201,7 +202,7 @@ func TestGuard_SharedTicketAndSessionMax(t *testing.T) {
 			switch {
 			case r.body == "site:/events/1":
 				served++
-			case r.state() == "waiting" && r.header.Get("Set-Cookie") != "":
+			case r.status == http.StatusConflict && r.state() == "shared" && r.header.Get("Set-Cookie") == "" && r.header.Get("Retry-After") != "":
 			default:
 				t.Fatalf("the ticket replayed from network %d: %d %v", i, r.status, r.json)
 			}

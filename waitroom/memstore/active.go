@@ -3,6 +3,8 @@ package memstore
 import (
 	"container/heap"
 	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
 )
 
 // session is an admitted visitor.
@@ -12,10 +14,16 @@ type session struct {
 	until  time.Time
 	index  int // place in the expiry heap, kept up to date by the heap
 	// started is the session's first use (zero until then), for
-	// SessionMax; nets are the client networks that used it, for
-	// SessionClients.
+	// SessionMax; clients are the clients that use it, each with when it
+	// was last heard, for SessionClients.
 	started time.Time
-	nets    []string
+	clients []clientUse
+}
+
+// clientUse is one client of a session and when it was last heard.
+type clientUse struct {
+	key  string
+	seen time.Time
 }
 
 // sessions is the active set: a map to find a visitor and a min-heap by
@@ -88,4 +96,40 @@ func (h *expiryHeap) Pop() any {
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return s
+}
+
+// use records that client used the session at now: false, with how long
+// until the quietest of the others stops counting, when SessionClients
+// others were heard within ClientQuiet. Clients quiet for longer are
+// forgotten. An unknown client ("") counts for nothing.
+func (x *session) use(now time.Time, lim waitroom.Limits, client string) (time.Duration, bool) {
+	if lim.SessionClients <= 0 || client == "" {
+		return 0, true
+	}
+	quiet := lim.ClientQuiet()
+	live := x.clients[:0]
+	found := false
+	for _, c := range x.clients {
+		if c.key == client {
+			c.seen, found = now, true
+		}
+		if now.Sub(c.seen) < quiet {
+			live = append(live, c)
+		}
+	}
+	x.clients = live
+	if found {
+		return 0, true
+	}
+	if len(x.clients) >= lim.SessionClients {
+		oldest := x.clients[0].seen
+		for _, c := range x.clients[1:] {
+			if c.seen.Before(oldest) {
+				oldest = c.seen
+			}
+		}
+		return oldest.Add(quiet).Sub(now), false
+	}
+	x.clients = append(x.clients, clientUse{key: client, seen: now})
+	return 0, true
 }

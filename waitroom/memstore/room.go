@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 
@@ -104,6 +103,16 @@ func (r *room) expire(now time.Time) int {
 }
 
 func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) waitroom.Decision {
+	d := r.decideFor(now, lim, v, join)
+	if d.Joined && d.State == waitroom.StateAdmitted {
+		if s := r.active.get(v.ID); s != nil {
+			s.use(now, lim, v.Client) // an admission at once: its first client
+		}
+	}
+	return d
+}
+
+func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) waitroom.Decision {
 	r.expire(now)
 	if s := r.active.get(v.ID); s != nil {
 		return r.inside(s, now, lim, v)
@@ -132,8 +141,8 @@ func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, jo
 
 // inside answers an admitted visitor: its session slides forward, at most
 // once per renew interval and never past SessionMax from its first use; a
-// request from a network beyond SessionClients is refused, and the session
-// goes on for the networks already on it.
+// request from a client beyond the SessionClients heard within ClientQuiet
+// is refused, and the session goes on for those.
 func (r *room) inside(s *session, now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
 	if s.started.IsZero() {
 		s.started = now
@@ -147,11 +156,8 @@ func (r *room) inside(s *session, now time.Time, lim waitroom.Limits, v waitroom
 		}
 		end = minTime(end, s.started.Add(lim.SessionMax))
 	}
-	if lim.SessionClients > 0 && v.Network != "" && !slices.Contains(s.nets, v.Network) {
-		if len(s.nets) >= lim.SessionClients {
-			return waitroom.Decision{Refusal: waitroom.RefusedShared}
-		}
-		s.nets = append(s.nets, v.Network)
+	if wait, ok := s.use(now, lim, v.Client); !ok {
+		return waitroom.Decision{Refusal: waitroom.RefusedShared, RetryAfter: wait}
 	}
 	d := waitroom.Decision{State: waitroom.StateAdmitted, Ticket: s.ticket, Placed: true}
 	switch {
@@ -186,8 +192,9 @@ func (r *room) waitingDecision(w *waiter, joined bool) waitroom.Decision {
 // admitAtOnce lets a visitor straight in when nobody placed waits, no
 // recovery grace runs and both limits allow, with the first session a tick
 // gives (firstSession): a visitor who never comes back frees the slot as
-// soon as an abandoned place would.
-func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id, network string, ticket int64) (waitroom.Decision, bool) {
+// soon as an abandoned place would. Its fourth argument (the client's
+// network) is not kept: decide records the session's first client.
+func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id, _ string, ticket int64) (waitroom.Decision, bool) {
 	if r.inGrace(now) || r.line.len() > 0 || r.win.pendingBelow(ticket) > 0 || r.active.len() >= lim.MaxActive {
 		return waitroom.Decision{}, false
 	}
@@ -196,11 +203,9 @@ func (r *room) admitAtOnce(now time.Time, lim waitroom.Limits, id, network strin
 		return waitroom.Decision{}, false
 	}
 	s := r.admit(id, ticket, now, firstSession(lim))
-	// In use from now, from this network: its first request is this one.
+	// In use from now, by this client (decide records it): its first
+	// request is this one.
 	s.started = now
-	if network != "" {
-		s.nets = append(s.nets, network)
-	}
 	r.totals.Joined++
 	return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: ticket, Until: s.until, Joined: true, Placed: true}, true
 }

@@ -80,7 +80,7 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	copy(args, base)
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
-		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor))
+		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), v.Client)
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
@@ -104,7 +104,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 12
+const decideArgs = 13
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {

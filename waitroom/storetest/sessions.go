@@ -86,3 +86,59 @@ func testRestoreInside(t *testing.T, e *env) {
 		t.Fatalf("stats %+v, want it inside, counted as joined, not as a new admission", st)
 	}
 }
+
+// testSessionClients: an admitted session serves SessionClients clients at
+// once. A copy of the ticket used from another client is refused
+// (RefusedShared, with a RetryAfter within ClientQuiet) while the clients
+// on it keep being served; a client unheard for ClientQuiet stops counting,
+// so a phone whose address changed is served from its new one, and its
+// old one, quiet since, is then the one refused. A request whose client
+// is unknown counts for nothing.
+func testSessionClients(t *testing.T, e *env) {
+	lim := limits(2)
+	lim.SessionTTL, lim.AbandonAfter, lim.SessionClients = time.Minute, time.Second, 1
+	quiet := lim.ClientQuiet()
+	owner := e.enter(lim)
+	at := func(v waitroom.Visitor, client string) waitroom.Visitor { v.Client = client; return v }
+	e.expect(lim, at(owner, "a"), waitroom.StateAdmitted, 0)
+	d := e.decide(lim, at(owner, "b"), false)
+	if d.Refusal != waitroom.RefusedShared || d.State != waitroom.StateNone || d.RetryAfter <= 0 || d.RetryAfter > quiet+time.Second {
+		t.Fatalf("a copy from a second client, session_clients 1: %+v, want refused shared, retry within %v", d, quiet)
+	}
+	e.expect(lim, at(owner, "a"), waitroom.StateAdmitted, 0) // the owner goes on
+	e.expect(lim, at(owner, ""), waitroom.StateAdmitted, 0)  // an unknown client counts for nothing
+
+	// Two at once: the owner and its phone's new address; a third waits.
+	two := lim
+	two.SessionClients = 2
+	e.expect(two, at(owner, "b"), waitroom.StateAdmitted, 0)
+	e.expect(two, at(owner, "a"), waitroom.StateAdmitted, 0)
+	if d := e.decide(two, at(owner, "c"), false); d.Refusal != waitroom.RefusedShared {
+		t.Fatalf("a third client, session_clients 2: %+v, want refused shared", d)
+	}
+
+	// A phone moves from "p1" to "p2" and stays there: refused at first,
+	// then, once "p1" has been quiet for ClientQuiet, "p2" alone holds the
+	// session.
+	phone := e.enter(lim)
+	e.expect(lim, at(phone, "p1"), waitroom.StateAdmitted, 0)
+	moved := time.Now()
+	deadline := moved.Add(quiet + 10*time.Second)
+	for {
+		d := e.decide(lim, at(phone, "p2"), false)
+		if d.State == waitroom.StateAdmitted {
+			break
+		}
+		if d.Refusal != waitroom.RefusedShared || time.Now().After(deadline) {
+			t.Fatalf("the phone on its new address %v after its old one fell quiet: %+v", quiet, d)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if took := time.Since(moved); took < quiet-time.Second {
+		t.Fatalf("the new address was served %v after the old one's last request, before it was quiet for %v", took, quiet)
+	}
+	if d := e.decide(lim, at(phone, "p1"), false); d.Refusal != waitroom.RefusedShared {
+		t.Fatalf("the old address after the phone moved: %+v, want refused shared", d)
+	}
+	e.expect(lim, at(phone, "p2"), waitroom.StateAdmitted, 0)
+}

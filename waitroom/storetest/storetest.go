@@ -63,6 +63,7 @@ var cases = []testCase{
 	{"Restore", many, testRestore},
 	{"RecoveryGrace", many, testRecoveryGrace},
 	{"ShortUntilUsed", many, testShortUntilUsed},
+	{"SessionClients", many, testSessionClients},
 	{"RestoreInside", many, testRestoreInside},
 	{"Shuffle", many, testShuffle},
 	{"ShuffleOnlyPrequeue", many, testShuffleOnlyPrequeue},

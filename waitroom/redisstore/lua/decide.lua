@@ -5,8 +5,8 @@
 -- was issued and last sealed (microseconds), its network's key ('' for
 -- none), a solved challenge's id ('' for none) and end (milliseconds), how
 -- many times join_limit at once a challenge's number may run ahead
--- (waitroom.ChallengeJoinFactor) and the block's multiple
--- (waitroom.BlockFactor).
+-- (waitroom.ChallengeJoinFactor), the block's multiple
+-- (waitroom.BlockFactor), and its client's key ('' for none).
 -- KEYS: the room's (prelude.lua), then the network's quota key, the
 -- challenge's spent key and the block's quota key, each K_META when there
 -- is none.
@@ -45,15 +45,20 @@ if not t then
   if untilUs and untilUs > now then
     -- Inside: the session slides forward at most once per renew interval,
     -- never past session_max from its first use, and serves no more
-    -- networks than session_clients.
+    -- clients at once than session_clients. The record is
+    -- "started|client@seen,…", seen in whole seconds; a client unheard
+    -- for waitroom.Limits.ClientQuiet (abandon_after, at least 5 s) is
+    -- dropped, and one heard is written again only every quarter of that,
+    -- so a busy session costs a write now and then, not per request. An
+    -- entry of the older "started|network,…" form has no seen: dropped.
     local ttl, cap = tonumber(ARGV[A_TTL]), nil
     local clients, smax = tonumber(ARGV[A_CLIENTS]), tonumber(ARGV[A_SESSION_MAX])
     if clients > 0 or smax > 0 then
-      local net, rec = ARGV[V + 8], redis.call('HGET', K_CLIENTS, ID)
-      local started, nets = now, ''
+      local client, rec = ARGV[V + 13], redis.call('HGET', K_CLIENTS, ID)
+      local started, list = now, ''
       if rec then
-        local at, list = string.match(rec, '^(%d+)|(.*)$')
-        started, nets = tonumber(at) or now, list or ''
+        local at, l = string.match(rec, '^(%d+)|(.*)$')
+        started, list = tonumber(at) or now, l or ''
       end
       if smax > 0 and now >= started + smax then
         redis.call('ZREM', K_ACTIVE, ID)
@@ -62,20 +67,39 @@ if not t then
         return {S_NONE, 0, 0, 0, 0, 0, R_SESSION_MAX, 0, 0}
       end
       local changed = not rec
-      if clients > 0 and net ~= '' and not string.find(',' .. nets .. ',', ',' .. net .. ',', 1, true) then
-        local _, used = string.gsub(nets, '[^,]+', '')
-        if used >= clients then
-          return {S_NONE, 0, 0, 0, 0, 0, R_SHARED, 0, 0}
+      if clients > 0 and client ~= '' then
+        local sec = math.floor(now / 1000000)
+        local quiet = math.floor(math.max(tonumber(ARGV[A_ABANDON]), 5000000) / 1000000)
+        local live, found, oldest = {}, false, nil
+        for entry in string.gmatch(list, '[^,]+') do
+          local key, seen = string.match(entry, '^([^@]*)@?(%d*)$')
+          seen = tonumber(seen) or 0
+          if key == client then
+            found = true
+            if sec - seen >= math.max(1, math.floor(quiet / 4)) then
+              seen, changed = sec, true
+            end
+          end
+          if sec - seen < quiet then
+            live[#live + 1] = key .. '@' .. seen
+            if key ~= client and (not oldest or seen < oldest) then
+              oldest = seen
+            end
+          else
+            changed = true
+          end
         end
-        if nets == '' then
-          nets = net
-        else
-          nets = nets .. ',' .. net
+        if not found then
+          if #live >= clients then
+            return {S_NONE, 0, 0, 0, 0, 0, R_SHARED, math.max((oldest + quiet) * 1000000 - now, 1000000), 0}
+          end
+          live[#live + 1] = client .. '@' .. sec
+          changed = true
         end
-        changed = true
+        list = table.concat(live, ',')
       end
       if changed then
-        if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', started, nets)) == 1 then
+        if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', started, list)) == 1 then
           redis.call('PEXPIRE', K_CLIENTS, ARGV[A_DATA_TTL], 'NX')
         end
       end
@@ -175,8 +199,12 @@ local function atOnce(ticket, flags)
   local u = admit(ID, now, firstSession(L))
   expiring(L.dataTTL, K_ACTIVE)
   if L.clients > 0 or L.sessionMax > 0 then
-    -- In use from now, from this network: its first request is this one.
-    if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', now, ARGV[V + 8])) == 1 then
+    -- In use from now, by this client: its first request is this one.
+    local client = ''
+    if ARGV[V + 13] ~= '' then
+      client = string.format('%s@%d', ARGV[V + 13], math.floor(now / 1000000))
+    end
+    if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', now, client)) == 1 then
       expiring(L.dataTTL, K_CLIENTS)
     end
   end
