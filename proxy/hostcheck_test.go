@@ -14,6 +14,8 @@ func TestBuildRouter_HostOnlyRoomIsRefused(t *testing.T) {
 		"shop-again": mustOrigin(t, "HTTP://10.0.0.5:8080/"),
 		"web":        "https://shop.internal:443",
 		"web-too":    mustOrigin(t, "https://SHOP.internal"),
+		"local":      mustOrigin(t, "http://localhost:3000"),
+		"loopback":   mustOrigin(t, "http://127.0.0.1:3000"),
 	}
 	rooms := map[string]bool{"concert": true}
 	cases := []struct {
@@ -41,6 +43,9 @@ func TestBuildRouter_HostOnlyRoomIsRefused(t *testing.T) {
 		{"default port and case are one site", []RouteConfig{
 			{Host: "tickets.example.com", Path: "/events/", Upstream: "web", Room: "concert"},
 			{Path: "/", Upstream: "web-too"}}, `under the name "web-too"`},
+		{"localhost and 127.0.0.1 are one site", []RouteConfig{
+			{Host: "tickets.example.com", Path: "/events/", Upstream: "local", Room: "concert"},
+			{Path: "/", Upstream: "loopback"}}, `reaches the same site (http://localhost:3000) as upstream "local" under the name "loopback"`},
 		{"nothing host-less", []RouteConfig{
 			{Host: "tickets.example.com", Path: "/", Upstream: "shop", Room: "concert"}}, ""},
 	}
@@ -69,12 +74,21 @@ func mustOrigin(t *testing.T, raw string) string {
 func TestUpstreamSettings_Origin(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"http://127.0.0.1:3000":    "http://127.0.0.1:3000",
+		"http://127.0.0.1:3000":    "http://localhost:3000",
 		"HTTP://Shop.Internal":     "http://shop.internal:80",
 		"https://shop.internal/":   "https://shop.internal:443",
 		"https://shop.internal.":   "https://shop.internal:443",
 		"http://[::FFFF:10.0.0.1]": "http://10.0.0.1:80",
 		"http://[2001:DB8::1]:81":  "http://[2001:db8::1]:81",
+		// One loopback listener, however it is spelled; 127.0.0.2 is another.
+		"http://localhost:3000":       "http://localhost:3000",
+		"http://LocalHost.:3000":      "http://localhost:3000",
+		"http://shop.localhost:3000":  "http://localhost:3000",
+		"http://[::1]:3000":           "http://localhost:3000",
+		"http://[::ffff:127.0.0.1]":   "http://localhost:80",
+		"http://0.0.0.0:3000":         "http://localhost:3000",
+		"http://127.0.0.2:3000":       "http://127.0.0.2:3000",
+		"https://localhost.example:1": "https://localhost.example:1",
 	} {
 		if got := mustOrigin(t, in); got != want {
 			t.Errorf("Origin(%q) = %q, want %q", in, got, want)

@@ -78,7 +78,10 @@ func (c UpstreamConfig) Build() (UpstreamSettings, error) {
 
 // Origin is the upstream's address normalised (scheme, host in lower case
 // and canonical form, port spelled out), so two names for one site compare
-// equal: the host guard (see hostBypasses) compares these, not names.
+// equal: the host guard (see hostBypasses) compares these, not names. Every
+// spelling of this machine's loopback that reaches one listener is one
+// host, "localhost" (see loopbackHost); other names are compared as
+// written, since what DNS will say at run time is not known here.
 func (s UpstreamSettings) Origin() string {
 	if s.target == nil {
 		return ""
@@ -87,9 +90,12 @@ func (s UpstreamSettings) Origin() string {
 }
 
 func originOf(u *url.URL) string {
-	host, port := strings.ToLower(u.Hostname()), u.Port()
+	host, port := strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), u.Port()
 	if a, err := netip.ParseAddr(host); err == nil {
 		host = a.Unmap().String()
+	}
+	if loopbackHost(host) {
+		host = "localhost"
 	}
 	if port == "" {
 		port = "80"
@@ -97,7 +103,24 @@ func originOf(u *url.URL) string {
 			port = "443"
 		}
 	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.TrimSuffix(host, "."), port)
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+// loopbackHost reports a host (lower case, canonical) that dials this
+// machine's loopback listener on a port: "localhost" and any name under
+// ".localhost" (RFC 6761 section 6.3), 127.0.0.1 and ::1, which the
+// resolver gives for localhost, and the unspecified 0.0.0.0 and ::, which
+// Linux dials as loopback. Another 127/8 address is another host: a server
+// may listen on 127.0.0.2 alone.
+func loopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || a == netip.IPv6Loopback() || a.IsUnspecified()
 }
 
 // parseTarget refuses a path, query or fragment because ProxyRequest.SetURL
