@@ -26,7 +26,10 @@ func isPreflight(r *http.Request) bool {
 // (path, origin, method, headers) is replayed from a short cache, so a
 // busy office behind one address keeps working, and a question nobody
 // asked lately is refused with 429. A flood therefore costs the site at
-// most preflight_limit requests per network, whatever it varies.
+// most preflight_limit requests per network, whatever it varies. While the
+// store fails nothing counts, so nothing goes to the site either: a
+// recent answer is replayed, else 503, until store.on_error open opens the
+// room to everyone (then preflights go through with the rest).
 //
 // An auth request (limited, its status past the limit) proxies nothing:
 // within the limit it is allowed through next, past it refused with
@@ -35,12 +38,17 @@ func isPreflight(r *http.Request) bool {
 func (g *Gate) preflight(w http.ResponseWriter, r *http.Request, lr *liveRoom, next http.Handler, limited int) {
 	dropUpgrade(r.Header)
 	key := preflightKey(lr.name, r)
-	if wait := g.preflightWait(r, lr); wait > 0 {
+	wait, err := g.preflightWait(r, lr)
+	if err != nil || wait > 0 {
 		if limited == 0 && g.preflights.replay(w, key) {
 			return
 		}
+		status := cmp.Or(limited, http.StatusTooManyRequests)
+		if err != nil {
+			wait, status = max(lr.room().Refresh, time.Second), cmp.Or(limited, http.StatusServiceUnavailable)
+		}
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((wait+time.Second-1)/time.Second), 10))
-		g.resp.Error(w, r, cmp.Or(limited, http.StatusTooManyRequests))
+		g.resp.Error(w, r, status)
 		return
 	}
 	if limited != 0 {
@@ -52,18 +60,23 @@ func (g *Gate) preflight(w http.ResponseWriter, r *http.Request, lr *liveRoom, n
 
 // preflightWait spends one of the client network's preflights in the
 // room: 0 when allowed, else how long until the next. A store that fails
-// says nothing about this network: a bodiless, socketless preflight costs
-// the site little.
-func (g *Gate) preflightWait(r *http.Request, lr *liveRoom) time.Duration {
+// counts nothing, so the preflight is not allowed (the error), unless
+// store.on_error open has opened the gate to everyone.
+func (g *Gate) preflightWait(r *http.Request, lr *liveRoom) (time.Duration, error) {
 	limit := lr.room().PreflightLimit
 	if limit.IsUnlimited() {
-		return 0
+		return 0, nil
 	}
 	wait, err := g.rooms.store.Allow(r.Context(), lr.name, "preflight", networkKey(g.network(r)), limit)
 	if err != nil {
-		return 0
+		g.rooms.health.failed(err)
+		if g.rooms.outageOpen() {
+			return 0, nil
+		}
+		return 0, err
 	}
-	return wait
+	g.rooms.health.answered()
+	return wait, nil
 }
 
 // dropUpgrade removes Upgrade, and Connection with every header it names.
