@@ -168,7 +168,12 @@ func (a *Admitter) Tick(ctx context.Context) {
 		return
 	}
 	a.rs.health.answered()
-	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now()})
+	var left *leftTickets
+	if prev := a.lr.view.Load(); prev != nil {
+		left = prev.left
+	}
+	left = nextLeft(left, st, anchorKeep(lim), time.Now())
+	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left})
 	prev := a.lr.stats.Load()
 	a.rs.noticeLine(a.lr.name, *prev, st, !a.lr.ticked.Swap(true))
 	a.lr.sampled(time.Now(), st)

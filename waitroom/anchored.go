@@ -17,7 +17,10 @@ import (
 // (no older than a seal may get, Gate.resealAfter, so the seal the next
 // anchor renews keeps the ticket's right to its place after a data loss)
 // and the tick's view is fresh; anything else asks the store,
-// which anchors the ticket again. The poll's mark, which keeps its place
+// which anchors the ticket again. A ticket whose holder left the line
+// (/.waitroom/leave, through any instance) is never answered from its
+// anchor once this instance's next tick read it among Stats.LeftTickets:
+// a copy of it asks the store, and learns the place is gone. The poll's mark, which keeps its place
 // from being abandoned, goes to the store with the tick's others in one
 // Store.Touch before the tick's Admit.
 
@@ -41,6 +44,89 @@ type progressView struct {
 	progress Progress
 	waiting  int64
 	at       time.Time
+	left     *leftTickets
+}
+
+// leftTickets is what an instance learned from its ticks of the tickets
+// whose holders left the line: each with when a tick first saw it, kept
+// for keep, longer than any anchor is answered (anchorKeep). When more
+// left between two ticks than Stats.LeftTickets holds, the instance
+// cannot tell whose: it answers no poll from an anchor until blind. It is
+// not changed once a view holds it.
+type leftTickets struct {
+	at    map[int64]time.Time
+	total int64 // Stats.Left when read
+	epoch int64
+	keep  time.Duration
+	blind time.Time
+}
+
+// gone reports whether a poll of ticket must ask the store.
+func (l *leftTickets) gone(ticket int64, now time.Time) bool {
+	if l == nil {
+		return false
+	}
+	if now.Before(l.blind) {
+		return true
+	}
+	_, ok := l.at[ticket]
+	return ok
+}
+
+// anchorKeep is how long an instance remembers a ticket that left, and
+// the oldest anchor it answers from: a room's abandon_after, at least a
+// minute (anchors are renewed sooner, see Gate.resealAfter).
+func anchorKeep(lim Limits) time.Duration { return max(lim.AbandonAfter, time.Minute) }
+
+// nextLeft is the tickets known to have left after a tick read st: the
+// previous view's (prev, nil at first) with those older than keep
+// forgotten and st's added; prev itself when nothing changed.
+func nextLeft(prev *leftTickets, st Stats, keep time.Duration, now time.Time) *leftTickets {
+	listed := 0
+	for _, t := range st.LeftTickets {
+		if t != 0 {
+			listed++
+		}
+	}
+	fresh := prev == nil || prev.epoch != st.Epoch
+	var missed bool
+	if fresh {
+		// What left before this instance's first look is known only as
+		// far as the list goes.
+		missed = st.Left > int64(listed)
+	} else {
+		missed = st.Left-prev.total > int64(listed)
+	}
+	changed := fresh || missed || st.Left != prev.total || prev.keep != keep
+	if !changed {
+		for _, at := range prev.at {
+			if now.Sub(at) >= keep {
+				changed = true
+				break
+			}
+		}
+	}
+	if !changed {
+		return prev
+	}
+	next := &leftTickets{at: make(map[int64]time.Time, listed), total: st.Left, epoch: st.Epoch, keep: keep}
+	if !fresh {
+		next.blind = prev.blind
+		for t, at := range prev.at {
+			if now.Sub(at) < keep {
+				next.at[t] = at
+			}
+		}
+	}
+	if missed {
+		next.blind = now.Add(keep)
+	}
+	for _, t := range st.LeftTickets[:listed] {
+		if _, ok := next.at[t]; !ok {
+			next.at[t] = now
+		}
+	}
+	return next
 }
 
 // anchorable reports whether a room admits from the head of its line now,
@@ -66,8 +152,11 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	if view == nil || now.Sub(view.at) > 2*tick+time.Second || view.progress.Epoch != a.Progress.Epoch {
 		return Decision{}, false
 	}
-	if age := now.Unix() - a.At; age < 0 || age >= every {
+	if age := now.Unix() - a.At; age < 0 || age >= every || time.Duration(age)*time.Second >= anchorKeep(lim) {
 		return Decision{}, false
+	}
+	if view.left.gone(tk.Number, now) {
+		return Decision{}, false // its holder left: the store says where it stands
 	}
 	admitted := view.progress.Admitted - a.Progress.Admitted
 	departed := view.progress.Departed - a.Progress.Departed

@@ -64,3 +64,40 @@ func TestFromAnchor(t *testing.T) {
 		})
 	}
 }
+
+// An instance learns who left from each tick's Stats and forgets them
+// after keep; when more left between two ticks than the list holds, or
+// before its first look, it answers no poll from an anchor for keep.
+func TestNextLeft(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	keep := time.Minute
+	st := Stats{Epoch: 7, Left: 2}
+	st.LeftTickets[0], st.LeftTickets[1] = 11, 12
+	l := nextLeft(nil, st, keep, now)
+	if !l.gone(11, now) || !l.gone(12, now) || l.gone(13, now) {
+		t.Fatalf("first look: %+v", l)
+	}
+	if again := nextLeft(l, st, keep, now.Add(time.Second)); again != l {
+		t.Fatal("a tick with nothing new made a new set")
+	}
+	st.Left, st.LeftTickets[2] = 3, 13
+	l = nextLeft(l, st, keep, now.Add(30*time.Second))
+	if !l.gone(13, now.Add(30*time.Second)) || !l.gone(11, now.Add(30*time.Second)) {
+		t.Fatalf("a new leave: %+v", l)
+	}
+	later := now.Add(61 * time.Second)
+	st = Stats{Epoch: 7, Left: 3} // the list moved on past them
+	l = nextLeft(l, st, keep, later)
+	if l.gone(11, later) || !l.gone(13, later) {
+		t.Fatalf("after keep: %+v, want 11 forgotten, 13 kept", l)
+	}
+	st.Left = 3 + MaxLeftTickets + 1 // more than the list holds left since
+	l = nextLeft(l, st, keep, later)
+	if !l.gone(999, later) || !l.gone(999, later.Add(keep-time.Second)) || l.gone(999, later.Add(keep)) {
+		t.Fatalf("missed leaves: %+v, want blind for keep", l)
+	}
+	fresh := nextLeft(nil, Stats{Epoch: 8, Left: 100}, keep, later)
+	if !fresh.gone(5, later) {
+		t.Fatal("a first look at a room with more leaves than listed must not trust anchors")
+	}
+}

@@ -282,9 +282,18 @@ type Stats struct {
 	// Left counts waiting visitors who gave up their place (Release);
 	// Released counts them too, with the sessions released.
 	Left int64
+	// LeftTickets are the ticket numbers of the last MaxLeftTickets of
+	// them, oldest first, 0 past the end (no ticket is 0), so every
+	// instance's next tick learns whose place is gone and answers no copy
+	// of those tickets from its anchor (anchored.go). An array, so Stats
+	// stays comparable.
+	LeftTickets [MaxLeftTickets]int64
 	// Epoch is the room's incarnation (see Progress).
 	Epoch int64
 }
+
+// MaxLeftTickets bounds Stats.LeftTickets.
+const MaxLeftTickets = 64
 
 // Progress is the part of s a gate compares with a Decision's Progress.
 func (s Stats) Progress() Progress {

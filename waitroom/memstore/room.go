@@ -66,6 +66,10 @@ type room struct {
 	idle time.Duration
 	used time.Time
 	gone bool
+
+	// lefts are the tickets of the last visitors who left the line
+	// (Stats.LeftTickets).
+	lefts []int64
 }
 
 func newRoom(now time.Time) *room {
@@ -322,6 +326,10 @@ func (r *room) release(now time.Time, id string) bool {
 	} else if w := r.waiting[id]; w != nil {
 		r.drop(w)
 		r.totals.Left++
+		if len(r.lefts) >= waitroom.MaxLeftTickets {
+			r.lefts = append(r.lefts[:0], r.lefts[1:]...)
+		}
+		r.lefts = append(r.lefts, w.ticket)
 	} else {
 		return false
 	}
@@ -337,6 +345,7 @@ func (r *room) stats(now time.Time) waitroom.Stats {
 	st.AdmittedLastMinute = r.minute.sum(now)
 	st.MeasuredOver = min(time.Minute, now.Sub(time.UnixMicro(r.seed)))
 	st.Epoch = r.seed
+	copy(st.LeftTickets[:], r.lefts)
 	return st
 }
 

@@ -91,8 +91,12 @@ func mustRead(name string) string {
 // integers, so anything fractional would travel as a string); anything else
 // means the script and this code disagree, and the error names the script
 // and the element, counting from 1 as the Lua table does.
-// decideShort is the length of decide.lua's replies without progress.
-const decideShort = 9
+// decideShort is the length of decide.lua's replies without progress;
+// statsShort of stats.lua's without the tickets of those who left.
+const (
+	decideShort = 9
+	statsShort  = 14
+)
 
 func replyInts(name string, reply any, dst []int64) error {
 	arr, ok := reply.([]any)
@@ -101,7 +105,10 @@ func replyInts(name string, reply any, dst []int64) error {
 	}
 	// decide.lua's reply has a tail only some answers carry (decideReply);
 	// every other script's has one length.
-	if len(arr) != len(dst) && (name != decideScript.name || len(arr) != decideShort) {
+	// stats.lua's ends with up to waitroom.MaxLeftTickets tickets.
+	short := len(arr) == decideShort && name == decideScript.name ||
+		len(arr) >= statsShort && len(arr) < len(dst) && name == statsScript.name
+	if len(arr) != len(dst) && !short {
 		return fmt.Errorf("%s: reply: want %d elements, got %d", name, len(dst), len(arr))
 	}
 	for i, v := range arr {

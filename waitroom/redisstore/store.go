@@ -264,15 +264,17 @@ func (s *Store) Release(ctx context.Context, room, visitor string) error {
 // are one snapshot and balance. A room never used reads as empty. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	var r [14]int64
+	var r [statsShort + waitroom.MaxLeftTickets]int64
 	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
 		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
 	}
-	return waitroom.Stats{
+	st := waitroom.Stats{
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
 		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13],
-	}, nil
+	}
+	copy(st.LeftTickets[:], r[statsShort:])
+	return st, nil
 }
 
 // Ping implements waitroom.Store. Errors: waitroom.ErrUnavailable,

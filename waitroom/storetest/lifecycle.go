@@ -190,3 +190,26 @@ func testSlidingRenewal(t *testing.T, e *env) {
 	within(t, lastLive, ttl-renew, "b's state")
 	e.expect(lim, b, waitroom.StateWaiting, 1)
 }
+
+// testLeftTickets: Stats lists the tickets of the last visitors who gave
+// up their place, oldest first, at most MaxLeftTickets; a released
+// session is not on it.
+func testLeftTickets(t *testing.T, e *env) {
+	lim := limits(1)
+	lim.JoinLimit = waitroom.Rate{}
+	inside := e.enter(lim)
+	n := waitroom.MaxLeftTickets + 6
+	var tickets []int64
+	for range n {
+		v := e.wait(lim)
+		e.mustRelease(v.ID)
+		tickets = append(tickets, v.Ticket)
+	}
+	e.mustRelease(inside.ID)
+	st := e.stats()
+	var want [waitroom.MaxLeftTickets]int64
+	copy(want[:], tickets[n-waitroom.MaxLeftTickets:])
+	if st.Left != int64(n) || st.LeftTickets != want {
+		t.Fatalf("after %d left the line: left %d, tickets %v, want the last %d: %v", n, st.Left, st.LeftTickets, waitroom.MaxLeftTickets, want)
+	}
+}

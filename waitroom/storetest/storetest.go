@@ -58,6 +58,7 @@ var cases = []testCase{
 	{"Progress", many, testProgress},
 	{"ProgressBoundsPosition", many, testProgressBoundsPosition},
 	{"Release", many, testRelease},
+	{"LeftTickets", many, testLeftTickets},
 	{"Expiry", many, testExpiry},
 	{"SlidingRenewal", many, testSlidingRenewal},
 	{"Restore", many, testRestore},

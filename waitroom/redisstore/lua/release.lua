@@ -2,6 +2,8 @@
 -- A session that already ran out is not found, and counts as expired.
 
 local ID = ARGV[1]
+-- waitroom.MaxLeftTickets
+local LEFT_TICKETS = 64
 local now = clock()
 local _, base, _, _, _, ttl = room()
 -- Release gets no limits; the lifetime admit.lua last wrote will do, and
@@ -24,6 +26,19 @@ if t then
   drop(ID, t, base)
   bump('released', 1, ttl)
   bump('left', 1, ttl)
+  -- The ticket goes on the stats' list of the last LEFT_TICKETS who left
+  -- (waitroom.MaxLeftTickets), comma-separated, oldest first: every
+  -- instance's next tick reads it (stats.lua), so no copy of this ticket
+  -- is answered from its anchor there.
+  local list = redis.call('HGET', K_STATS, 'lefts') or ''
+  local _, n = string.gsub(list, ',', '')
+  if list ~= '' and n + 1 >= LEFT_TICKETS then
+    list = string.sub(list, string.find(list, ',', 1, true) + 1)
+  end
+  if list ~= '' then
+    list = list .. ','
+  end
+  redis.call('HSET', K_STATS, 'lefts', list .. string.format('%d', t))
   return {1}
 end
 return {0}

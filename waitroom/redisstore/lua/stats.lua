@@ -5,7 +5,8 @@
 -- prelude.lua's key names and clock, not common.lua's helpers. Reply:
 -- {waiting, active, admitted in the last minute, measured over
 -- (microseconds), joined, admitted, released, expired, abandoned, issued,
--- limited, full, left the line, the seed (the incarnation; 0 for none)}.
+-- limited, full, left the line, the seed (the incarnation; 0 for none),
+-- then the tickets of the last who left the line, oldest first (release.lua)}.
 
 local now = clock()
 local sec = math.floor(now / 1000000)
@@ -30,10 +31,16 @@ for i = 1, 9 do
   totals[i] = tonumber(totals[i]) or 0
 end
 local lapsed = redis.call('ZCOUNT', K_ACTIVE, '-inf', nowBound)
-return {
+local reply = {
   redis.call('ZCARD', K_QUEUE),
   redis.call('ZCOUNT', K_ACTIVE, '(' .. nowBound, '+inf'),
   minute, measured,
   totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
   totals[6], totals[7], totals[8], totals[9], seed or 0,
 }
+if totals[9] > 0 then
+  for t in string.gmatch(redis.call('HGET', K_STATS, 'lefts') or '', '%d+') do
+    reply[#reply + 1] = tonumber(t)
+  end
+end
+return reply
