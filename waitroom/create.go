@@ -33,8 +33,8 @@ func (g *Gate) create(r *http.Request, template, name string, params []Param, jo
 		return nil, 0, errNoRoomYet
 	}
 	t := g.rooms.template(template)
-	if t == nil {
-		return nil, 0, ErrUnknownRoom
+	if t == nil || !t.Allows(name) {
+		return nil, 0, ErrUnknownRoom // an id the site never listed spends nothing
 	}
 	counted, err := g.rooms.countedElsewhere(ctx, t, name)
 	if !counted && err == nil && !t.CreateLimit.IsUnlimited() {

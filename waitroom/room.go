@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/waitroom/waitroom/waitroom/challenge"
@@ -99,6 +100,13 @@ type RoomConfig struct {
 	// counts toward MaxRooms only once a visitor comes back to it with
 	// its ticket. Default "10/m"; "unlimited" turns it off.
 	CreateLimit string `mapstructure:"create_limit" yaml:"create_limit" json:"create_limit"`
+	// Allow applies to a room template: the only rooms it fills, by the
+	// names it fills them as ("event-1001"); a request for any other is
+	// answered 404 and makes no room, spends no create_limit and takes no
+	// ticket. Each must be a name the template fills; changed by a reload
+	// (or through the admin API for a template defined there). Default
+	// none: any name the template matches.
+	Allow []string `mapstructure:"allow" yaml:"allow" json:"allow"`
 	// PreflightLimit is how many CORS preflights one client network may
 	// send to the room's paths, "60/m"; past it they are answered from a
 	// short cache of the site's own answers, else 429. Default "60/m";
@@ -170,6 +178,9 @@ type Room struct {
 	MaxRooms    int
 	IdleAfter   time.Duration
 	CreateLimit Rate
+	// Allowed, for a template with an allow list, holds the names it
+	// fills; nil lets it fill any name it matches (see Allows).
+	Allowed map[string]struct{}
 	// Source says where the room comes from (SourceFile, SourceAPI,
 	// SourceTemplate), for the admin API.
 	Source string
@@ -245,9 +256,50 @@ func (c RoomConfig) Build(name string) (Room, error) {
 			p.Add("create_limit", "%v", err)
 		}
 		r.CreateLimit = create
+		r.Allowed = buildAllow(&p, name, c.Allow)
+	} else if len(c.Allow) > 0 {
+		p.Add("allow", "applies to a room template (a name holding a parameter, such as \"event-{id}\") only")
 	}
 	return r, p.Err()
 }
+
+// Allows reports whether the template r fills a room called name: its
+// allow list names it, or it has none.
+func (r *Room) Allows(name string) bool {
+	if r.Allowed == nil {
+		return true
+	}
+	_, ok := r.Allowed[name]
+	return ok
+}
+
+// buildAllow checks a template's allow list: each a name the template
+// fills, at most maxAllowed. nil for none.
+func buildAllow(p *conf.Problems, template string, names []string) map[string]struct{} {
+	if len(names) == 0 {
+		return nil
+	}
+	if len(names) > maxAllowed {
+		p.Add("allow", "must list at most %d rooms, got %d", maxAllowed, len(names))
+		return nil
+	}
+	pt, err := pattern.ParseTemplate(template)
+	if err != nil {
+		return nil // the name's own problem is reported where rooms are named
+	}
+	set := make(map[string]struct{}, len(names))
+	for i, n := range names {
+		if !pt.Matches(n) {
+			p.Add(fmt.Sprintf("allow[%d]", i), "%q is not a room %q fills", n, template)
+			continue
+		}
+		set[n] = struct{}{}
+	}
+	return set
+}
+
+// maxAllowed bounds a template's allow list.
+const maxAllowed = 1_000_000
 
 // maxTemplateRooms bounds one template's rooms: each runs its own ticks.
 const maxTemplateRooms = 100000

@@ -113,12 +113,12 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 		next[r.Name] = newLiveRoom(r)
 	}
 	// A filled room lives on with its template, on the template's new
-	// settings.
+	// settings, unless the template's allow list no longer names it.
 	for name, lr := range old {
 		if !lr.filled() || next[name] != nil {
 			continue
 		}
-		if t := templates[lr.room().Template]; t != nil {
+		if t := templates[lr.room().Template]; t != nil && t.Allows(name) {
 			lr.configure(t.fill(name, lr.room().Params))
 			next[name] = lr
 		}

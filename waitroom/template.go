@@ -79,7 +79,7 @@ var ErrUnknownRoom = errors.New("unknown room")
 // Fill returns the room template fills as name, making it on this
 // instance if it is not in service yet; it does not count it in the store
 // (count does, on the first returning ticket). ErrUnknownRoom when there
-// is no such template. A closed room (the site said it sold out) must not
+// is no such template, or its allow list does not name the room. A closed room (the site said it sold out) must not
 // take a ticket before its first tick reads the override, so the override
 // is read here; a store that cannot answer does not stop a visit.
 func (rs *Rooms) Fill(ctx context.Context, template, name string, params []Param) (*liveRoom, error) {
@@ -88,7 +88,7 @@ func (rs *Rooms) Fill(ctx context.Context, template, name string, params []Param
 		return lr, nil
 	}
 	t := rs.template(template)
-	if t == nil {
+	if t == nil || !t.Allows(name) {
 		return nil, ErrUnknownRoom
 	}
 	lr := newLiveRoom(t.fill(name, params))
@@ -128,7 +128,7 @@ func (rs *Rooms) unfill(name string) (string, []Param, bool) {
 		if err != nil {
 			continue // not a name the configuration lets through
 		}
-		if params, ok := pt.Match(name); ok {
+		if params, ok := pt.Match(name); ok && (*t)[tname].Allows(name) {
 			return tname, params, true
 		}
 	}
