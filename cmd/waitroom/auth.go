@@ -41,6 +41,9 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
 	}
+	// The pass names the path as the site will receive it: the proxy
+	// forwards the original request line as the client sent it.
+	sitePath, _, _ := strings.Cut(orig.RequestURI, "?")
 	d := f.router.Route(orig)
 	orig.URL.Path, orig.URL.RawPath = d.Path, ""
 	switch d.Kind {
@@ -73,7 +76,7 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 	}
 	withPass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mk := f.pass(d.Upstream); mk != nil {
-			if p := mk(r); p != "" {
+			if p := mk(r, sitePath); p != "" {
 				r.Header.Set(proxy.PassHeader, p)
 			}
 		}

@@ -176,13 +176,14 @@ func sessionStart(r *http.Request, visitor string) time.Time {
 }
 
 // pass makes the admission pass for requests to the upstream name: for
-// that site (aud), the room, the visitor (or its account) and its ticket.
-// Signing is cached per session by the signer, not done per request.
-func (g *generation) pass(name string) func(r *http.Request) string {
+// that site (aud), the room, the visitor (or its account), its ticket and
+// the path the site receives. Signing is cached per session and path by
+// the signer, not done per request.
+func (g *generation) pass(name string) func(r *http.Request, path string) string {
 	if g.signer == nil {
 		return nil
 	}
-	return func(r *http.Request) string {
+	return func(r *http.Request, path string) string {
 		sc := waitroom.ScopeOf(r.Context())
 		if sc == nil || sc.Admission == nil {
 			return "" // through on an outage's word: no admission to vouch for
@@ -192,7 +193,7 @@ func (g *generation) pass(name string) func(r *http.Request) string {
 		if a.Account != "" {
 			sub = a.Account
 		}
-		p, err := g.signer.For(pass.Pass{Audience: name, Room: a.Room, Subject: sub, Ticket: a.Ticket}, time.Now())
+		p, err := g.signer.For(pass.Pass{Audience: name, Room: a.Room, Subject: sub, Ticket: a.Ticket, Path: path}, time.Now())
 		if err != nil {
 			g.log.Warn("signing an admission pass", zap.String("room", a.Room), zap.Error(err))
 			return ""

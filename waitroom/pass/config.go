@@ -10,6 +10,10 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultTTL is pass.ttl's default: with DefaultLeeway, a pass of a
+// visitor who left or was released is refused within 15 seconds.
+const DefaultTTL = 10 * time.Second
+
 // Bounds of the pass section.
 const (
 	MinTTL         = 5 * time.Second
@@ -27,14 +31,16 @@ type Config struct {
 	// Issuer is the iss claim sites check. Default "waitroom".
 	Issuer string `mapstructure:"issuer" yaml:"issuer" json:"issuer"`
 	// TTL is how long a pass is valid, whole seconds from 5s to 1h. A
-	// session's pass is made again once a quarter of it is left. Default
-	// "60s".
+	// session's pass for a path is made again once a quarter of it is
+	// left. It bounds revocation: a pass of a visitor who left or was
+	// released is refused within TTL plus the verifiers' leeway (5s by
+	// default), 15s with the defaults. Default "10s".
 	TTL string `mapstructure:"ttl" yaml:"ttl" json:"ttl"`
 }
 
 // DefaultConfig returns the section's defaults.
 func DefaultConfig() Config {
-	return Config{KeyFiles: []string{}, Issuer: "waitroom", TTL: "60s"}
+	return Config{KeyFiles: []string{}, Issuer: "waitroom", TTL: DefaultTTL.String()}
 }
 
 // Enabled reports whether passes are configured at all.

@@ -19,8 +19,8 @@ func TestConfig_Build(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.KeyID() != Thumbprint(pub(a)) || s.TTL() != 60*time.Second {
-		t.Fatalf("kid %s ttl %v: want the first key's kid and 60s", s.KeyID(), s.TTL())
+	if s.KeyID() != Thumbprint(pub(a)) || s.TTL() != 10*time.Second {
+		t.Fatalf("kid %s ttl %v: want the first key's kid and 10s", s.KeyID(), s.TTL())
 	}
 	if _, err := s.Key(t.Context(), Thumbprint(pub(b))); err != nil {
 		t.Fatal("the second key is not published")

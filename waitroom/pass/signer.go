@@ -107,7 +107,7 @@ func (s *Signer) Sign(p Pass, now time.Time) (string, error) {
 	iat := now.Unix()
 	return s.sign(Claims{
 		Issuer: s.issuer, Audience: Audience{p.Audience}, Subject: p.Subject,
-		Room: p.Room, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
+		Room: p.Room, Path: p.Path, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
 	})
 }
 

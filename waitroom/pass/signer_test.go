@@ -24,7 +24,7 @@ func TestSigner_Sign(t *testing.T) {
 		t.Fatalf("header %s, want %s", head, want)
 	}
 	body, _ := b64.DecodeString(segs[1])
-	want := `{"iss":"waitroom","aud":"shop","sub":"acct:\"zoë\"@example.com","room":"concert","tkt":1800000000000042,"iat":1800000000,"exp":1800000060}`
+	want := `{"iss":"waitroom","aud":"shop","sub":"acct:\"zoë\"@example.com","room":"concert","path":"/events/7/checkout","tkt":1800000000000042,"iat":1800000000,"exp":1800000060}`
 	if string(body) != want {
 		t.Fatalf("claims %s\nwant   %s", body, want)
 	}

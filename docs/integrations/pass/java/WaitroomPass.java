@@ -33,25 +33,28 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A pass is a compact JWS: {@code base64url(header).base64url(claims).base64url(signature)}, header
  * {@code {"alg":"EdDSA","kid":...,"typ":"JWT"}}, an Ed25519 signature over the first two segments and the dot,
- * claims iss, aud, sub, room, tkt, iat, exp. The gateway publishes its public keys as a JWK Set.
+ * claims iss, aud, sub, room, path, tkt, iat, exp. The gateway publishes its public keys as a JWK Set.
  *
  * <pre>{@code
  * WaitroomPass passes = WaitroomPass.builder()
  *     .jwksUrl("https://queue.example.com/.waitroom/jwks.json")
  *     .issuer("waitroom").audience("shop").build();
- * WaitroomPass.Claims c = passes.verify(request.getHeader(WaitroomPass.HEADER), "concert"); // throws Refused
+ * // The room (for template rooms, filled from the request: "event-" + id) and the request's own path.
+ * WaitroomPass.Claims c = passes.verify(request.getHeader(WaitroomPass.HEADER), "concert",
+ *     request.getRequestURI()); // throws Refused
  * }</pre>
  *
  * <p>Checks, in this order (the Go and Node verifiers use the same order and reason codes): size (4 KiB) and
  * shape (three canonical base64url segments) "malformed"; header alg EdDSA "algorithm", no crit and a kid
  * "malformed"; the kid in the key set "unknown_key" (or "keys_unavailable"); the signature "signature"; the claims
  * JSON "malformed"; exp plus leeway in the future "expired"; iat at most leeway in the future "not_yet_valid"; iss
- * "issuer"; aud "audience"; room "room".
+ * "issuer"; aud "audience"; room "room"; path "path".
  *
  * <p>Run it as a program to check passes by hand or from tests: {@code java WaitroomPass.java --jwks URL|FILE
- * --audience shop [--issuer waitroom] [--room concert] [--leeway 30] [--min-refetch 30] [TOKEN]}. With a TOKEN it
- * prints the claims as JSON (exit 0) or the reason (exit 1); without, it reads "room TAB token" lines from stdin
- * and answers each with "ok {claims}" or "refused reason detail".
+ * --audience shop [--issuer waitroom] [--room concert] [--path /events/1] [--leeway 5] [--min-refetch 30] [TOKEN]}.
+ * With a TOKEN it prints the claims as JSON (exit 0) or the reason (exit 1); without, it reads "room TAB path TAB
+ * token" lines from stdin (an empty room or path checks none) and answers each with "ok {claims}" or "refused
+ * reason detail".
  */
 public final class WaitroomPass {
     /** The request header that carries the pass. */
@@ -68,8 +71,8 @@ public final class WaitroomPass {
     private static final Base64.Encoder B64_ENC = Base64.getUrlEncoder().withoutPadding();
 
     /** The claims of a verified pass; times are seconds since the Unix epoch. */
-    public record Claims(String issuer, List<String> audience, String subject, String room, long ticket,
-            long issuedAt, long expiresAt) {
+    public record Claims(String issuer, List<String> audience, String subject, String room, String path,
+            long ticket, long issuedAt, long expiresAt) {
         /** The claims as JSON, with the wire's member names. */
         public String toJson() {
             StringBuilder b = new StringBuilder("{\"iss\":").append(quote(issuer)).append(",\"aud\":[");
@@ -77,7 +80,7 @@ public final class WaitroomPass {
                 b.append(i > 0 ? "," : "").append(quote(audience.get(i)));
             }
             return b.append("],\"sub\":").append(quote(subject)).append(",\"room\":").append(quote(room))
-                    .append(",\"tkt\":").append(ticket).append(",\"iat\":").append(issuedAt)
+                    .append(",\"path\":").append(quote(path)).append(",\"tkt\":").append(ticket).append(",\"iat\":").append(issuedAt)
                     .append(",\"exp\":").append(expiresAt).append('}').toString();
         }
     }
@@ -93,7 +96,7 @@ public final class WaitroomPass {
         }
 
         /** One of missing, malformed, algorithm, unknown_key, keys_unavailable, signature, expired,
-         * not_yet_valid, issuer, audience, room. */
+         * not_yet_valid, issuer, audience, room, path. */
         public String reason() {
             return reason;
         }
@@ -136,7 +139,7 @@ public final class WaitroomPass {
         private String jwksJson;
         private String issuer = "";
         private String audience;
-        private Duration leeway = Duration.ofSeconds(30);
+        private Duration leeway = Duration.ofSeconds(5);
         private Duration refresh = Duration.ofMinutes(5);
         private Duration minRefetch = Duration.ofSeconds(30);
         private Duration timeout = Duration.ofSeconds(5);
@@ -150,7 +153,8 @@ public final class WaitroomPass {
         public Builder issuer(String v) { this.issuer = v; return this; }
         /** The site's name as the gateway knows it; required. */
         public Builder audience(String v) { this.audience = v; return this; }
-        /** Clock skew tolerated on exp and iat; default 30s. */
+        /** Clock skew tolerated on exp and iat; default 5s (a revoked pass is refused within the gateway's
+         * pass.ttl plus this). */
         public Builder leeway(Duration v) { this.leeway = v; return this; }
         /** How old the fetched set may grow; default 5 minutes. */
         public Builder refresh(Duration v) { this.refresh = v; return this; }
@@ -164,8 +168,16 @@ public final class WaitroomPass {
         public WaitroomPass build() { return new WaitroomPass(this); }
     }
 
-    /** Verifies a pass; room, when not null or empty, must equal the room claim. */
+    /** Verifies a pass; room, when not null or empty, must equal the room claim; the path is not checked. */
     public Claims verify(String token, String room) throws Refused {
+        return verify(token, room, null);
+    }
+
+    /**
+     * Verifies a pass for a request: room and path, when not null or empty, must equal the room and path claims.
+     * The path is the request's as received, without the query: {@code request.getRequestURI()}.
+     */
+    public Claims verify(String token, String room, String path) throws Refused {
         byte[][] segs = split(token);
         String kid = parseHeader(segs[0]);
         PublicKey key = keys.key(kid);
@@ -173,11 +185,11 @@ public final class WaitroomPass {
             throw new Refused("signature", "the signature does not match key " + clip(kid));
         }
         Claims c = parseClaims(segs[1]);
-        check(c, room);
+        check(c, room, path);
         return c;
     }
 
-    private void check(Claims c, String room) throws Refused {
+    private void check(Claims c, String room, String path) throws Refused {
         long now = clock.instant().getEpochSecond();
         if (now >= c.expiresAt() + leeway) {
             throw new Refused("expired", "expired " + (now - c.expiresAt()) + "s ago");
@@ -192,7 +204,10 @@ public final class WaitroomPass {
             throw new Refused("audience", "aud does not name " + audience);
         }
         if (room != null && !room.isEmpty() && !room.equals(c.room())) {
-            throw new Refused("room", "room is " + clip(c.room()) + ", want " + room);
+            throw new Refused("room", "room is " + clip(c.room()) + ", want " + clip(room));
+        }
+        if (path != null && !path.isEmpty() && !path.equals(c.path())) {
+            throw new Refused("path", "path is " + clip(c.path()) + ", want " + clip(path));
         }
     }
 
@@ -270,7 +285,7 @@ public final class WaitroomPass {
             throw new Refused("malformed", "claim aud has the wrong type");
         }
         return new Claims(string(m, "iss"), Collections.unmodifiableList(aud), string(m, "sub"), string(m, "room"),
-                integer(m, "tkt", false), integer(m, "iat", true), integer(m, "exp", true));
+                string(m, "path"), integer(m, "tkt", false), integer(m, "iat", true), integer(m, "exp", true));
     }
 
     private static String string(Map<String, Object> m, String name) throws Refused {
@@ -740,11 +755,11 @@ public final class WaitroomPass {
         String jwks = opt.get("jwks");
         if (jwks == null || opt.get("audience") == null) {
             System.err.println("usage: java WaitroomPass.java --jwks URL|FILE --audience NAME [--issuer NAME]"
-                    + " [--room NAME] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]");
+                    + " [--room NAME] [--path PATH] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]");
             System.exit(2);
         }
         Builder b = builder().audience(opt.get("audience")).issuer(opt.getOrDefault("issuer", ""))
-                .leeway(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("leeway", "30"))))
+                .leeway(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("leeway", "5"))))
                 .minRefetch(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("min-refetch", "30"))));
         if (jwks.startsWith("http://") || jwks.startsWith("https://")) {
             b.jwksUrl(jwks);
@@ -753,9 +768,10 @@ public final class WaitroomPass {
         }
         WaitroomPass v = b.build();
         String room = opt.getOrDefault("room", "");
+        String path = opt.getOrDefault("path", "");
         if (!tokens.isEmpty()) {
             try {
-                System.out.println(v.verify(tokens.get(0), room).toJson());
+                System.out.println(v.verify(tokens.get(0), room, path).toJson());
                 System.exit(0);
             } catch (Refused e) {
                 System.out.println("refused " + e.getMessage());
@@ -764,10 +780,11 @@ public final class WaitroomPass {
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
-            int tab = line.indexOf('\t');
-            String lineRoom = tab < 0 ? room : line.substring(0, tab);
+            String[] f = line.split("\t", -1);
+            String lineRoom = f.length >= 2 ? f[0] : room;
+            String linePath = f.length >= 3 ? f[1] : path;
             try {
-                System.out.println("ok " + v.verify(tab < 0 ? line : line.substring(tab + 1), lineRoom).toJson());
+                System.out.println("ok " + v.verify(f[f.length - 1], lineRoom, linePath).toJson());
             } catch (Refused e) {
                 System.out.println("refused " + e.reason() + " " + e.getMessage());
             }
