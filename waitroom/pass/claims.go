@@ -32,6 +32,10 @@ type Pass struct {
 	Subject string
 	// Ticket is the visitor's ticket number.
 	Ticket int64
+	// Visitor is the visitor id when Subject is an account, so the site
+	// can release the session with the pass; "" when Subject is the
+	// visitor id. Written as the "vid" claim.
+	Visitor string
 	// Path is the path of the request the pass vouches for, as the site
 	// receives it: escaped, without the query ("/events/7/checkout"). A
 	// pass copied off one request is no good for another path.
@@ -64,6 +68,7 @@ type Claims struct {
 	Subject   string   `json:"sub"`
 	Room      string   `json:"room"`
 	Path      string   `json:"path,omitempty"`
+	Visitor   string   `json:"vid,omitempty"`
 	Ticket    int64    `json:"tkt"`
 	IssuedAt  int64    `json:"iat"` // seconds since the Unix epoch
 	ExpiresAt int64    `json:"exp"` // seconds since the Unix epoch
@@ -128,6 +133,7 @@ func parseClaims(payload []byte) (Claims, error) {
 		{"sub", &c.Subject, false},
 		{"room", &c.Room, false},
 		{"path", &c.Path, false},
+		{"vid", &c.Visitor, false},
 		{"tkt", &c.Ticket, false},
 		{"iat", &c.IssuedAt, true},
 		{"exp", &c.ExpiresAt, true},

@@ -107,7 +107,7 @@ func (s *Signer) Sign(p Pass, now time.Time) (string, error) {
 	iat := now.Unix()
 	return s.sign(Claims{
 		Issuer: s.issuer, Audience: Audience{p.Audience}, Subject: p.Subject,
-		Room: p.Room, Path: p.Path, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
+		Room: p.Room, Path: p.Path, Visitor: p.Visitor, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
 	})
 }
 
@@ -149,4 +149,14 @@ func (s *Signer) JWKSHandler() http.Handler {
 			w.Write(s.jwks)
 		}
 	})
+}
+
+// Verify checks a pass this signer's keys made, for the gateway's own use
+// (a site releasing its visitor with the pass): signature, issuer, times
+// with DefaultLeeway, and room when not empty; any of the gateway's sites
+// as audience, and no path.
+func (s *Signer) Verify(ctx context.Context, token, room string, now time.Time) (Claims, error) {
+	v := &Verifier{keys: s, issuer: s.issuer, leeway: int64(DefaultLeeway / time.Second),
+		now: func() time.Time { return now }, anyAudience: true}
+	return v.VerifyFor(ctx, token, Expect{Room: room})
 }
