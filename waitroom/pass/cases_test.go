@@ -119,6 +119,7 @@ func (f *fixture) cases(tb testing.TB) []passCase {
 		{"alg none", forge(f.cur, `{"alg":"none","kid":"`+kid+`"}`, claims(same)), testRoom, testPath, "algorithm", nil},
 		{"alg none, no signature", segs0(`{"alg":"none"}`) + "." + segs[1] + ".", testRoom, testPath, "malformed", nil},
 		{"HS256 keyed with the public key", forgeHMAC(pub(f.cur), `{"alg":"HS256","kid":"`+kid+`","typ":"JWT"}`, claims(same)), testRoom, testPath, "algorithm", nil},
+		{"ES256 claimed for an Ed25519 key", forge(f.cur, `{"alg":"ES256","kid":"`+kid+`","typ":"JWT"}`, claims(same)), testRoom, testPath, "algorithm", nil},
 		{"no alg", forge(f.cur, `{"kid":"`+kid+`"}`, claims(same)), testRoom, testPath, "algorithm", nil},
 		{"crit", forge(f.cur, `{"alg":"EdDSA","kid":"`+kid+`","crit":["exp"]}`, claims(same)), testRoom, testPath, "malformed", nil},
 		{"no kid", forge(f.cur, `{"alg":"EdDSA"}`, claims(same)), testRoom, testPath, "malformed", nil},

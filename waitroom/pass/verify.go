@@ -2,7 +2,6 @@ package pass
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -95,7 +94,7 @@ func (v *Verifier) VerifyFor(ctx context.Context, token string, want Expect) (Cl
 	if err != nil {
 		return Claims{}, err
 	}
-	kid, err := parseHeader(segs[0])
+	alg, kid, err := parseHeader(segs[0])
 	if err != nil {
 		return Claims{}, err
 	}
@@ -103,8 +102,13 @@ func (v *Verifier) VerifyFor(ctx context.Context, token string, want Expect) (Cl
 	if err != nil {
 		return Claims{}, err
 	}
+	// The key decides the algorithm: a header may not make an Ed25519
+	// key's signature be read as ECDSA, nor the other way round.
+	if algOf(key) != alg {
+		return Claims{}, refuse(ErrAlgorithm, "alg %s does not match key %.64q", alg, kid)
+	}
 	signed := token[:strings.LastIndexByte(token, '.')]
-	if len(segs[2]) != ed25519.SignatureSize || !ed25519.Verify(key, []byte(signed), segs[2]) {
+	if !verifySig(key, []byte(signed), segs[2]) {
 		return Claims{}, refuse(ErrSignature, "the signature does not match key %.64q", kid)
 	}
 	c, err := parseClaims(segs[1])
@@ -162,24 +166,24 @@ func split(token string) ([3][]byte, error) {
 	return segs, nil
 }
 
-// parseHeader returns the kid of a header that asks for EdDSA and nothing
-// this verifier does not understand.
-func parseHeader(raw []byte) (string, error) {
+// parseHeader returns the alg and kid of a header that asks for EdDSA or
+// ES256 and nothing this verifier does not understand.
+func parseHeader(raw []byte) (string, string, error) {
 	var h map[string]json.RawMessage
 	if tooDeep(raw) || json.Unmarshal(raw, &h) != nil || h == nil {
-		return "", refuse(ErrMalformed, "the header is not a JSON object")
+		return "", "", refuse(ErrMalformed, "the header is not a JSON object")
 	}
 	var alg, kid string
-	if json.Unmarshal(h["alg"], &alg) != nil || alg != "EdDSA" {
-		return "", refuse(ErrAlgorithm, "alg %.32q is not EdDSA", string(h["alg"]))
+	if json.Unmarshal(h["alg"], &alg) != nil || (alg != AlgEdDSA && alg != AlgES256) {
+		return "", "", refuse(ErrAlgorithm, "alg %.32q is not EdDSA or ES256", string(h["alg"]))
 	}
 	if _, ok := h["crit"]; ok {
-		return "", refuse(ErrMalformed, "the header has crit")
+		return "", "", refuse(ErrMalformed, "the header has crit")
 	}
 	if json.Unmarshal(h["kid"], &kid) != nil || kid == "" {
-		return "", refuse(ErrMalformed, "the header has no kid")
+		return "", "", refuse(ErrMalformed, "the header has no kid")
 	}
-	return kid, nil
+	return alg, kid, nil
 }
 
 // maxDepth bounds the nesting of the header and the claims, the same in
