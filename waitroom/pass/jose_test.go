@@ -135,3 +135,45 @@ func TestInterop_StockJose(t *testing.T) {
 		})
 	}
 }
+
+// The shipped verifiers take ES256 passes from a gateway with
+// pass.algorithm: ES256, and hold the key to its algorithm: the same claims
+// under an EdDSA header naming the P-256 key are refused.
+func TestInterop_ShippedVerifiersES256(t *testing.T) {
+	t.Parallel()
+	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSigner(SignerOptions{Keys: []crypto.Signer{p256, newKey(t)}, Issuer: testIssuer, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, time.Now())
+	token := sign(t, s, f.pass, time.Now())
+	segs := strings.Split(token, ".")
+	confused := segs0(`{"alg":"EdDSA","kid":"`+s.KeyID()+`","typ":"JWT"}`) + "." + segs[1] + "." + segs[2]
+	jwks := writeFile(t, t.TempDir(), "jwks.json", s.JWKS())
+	tools := map[string][]string{"node": {lookPath(t, "node"), nodeModule}}
+	if java, err := exec.LookPath("java"); err == nil {
+		tools["java"] = []string{java, javaSource}
+	}
+	for name, cmd := range tools {
+		args := append(cmd[1:len(cmd):len(cmd)], "--jwks", jwks, "--issuer", testIssuer, "--audience", testAudience)
+		p := startBatch(t, cmd[0], args...)
+		want := Expect{Room: testRoom, Path: testPath}
+		if reason, c := p.verify(t, token, want); reason != "" || c.Subject != f.pass.Subject {
+			t.Errorf("%s: an ES256 pass: %q %+v", name, reason, c)
+		}
+		if reason, _ := p.verify(t, confused, want); reason != "algorithm" {
+			t.Errorf("%s: EdDSA claimed for a P-256 key: %q, want algorithm", name, reason)
+		}
+	}
+	v, err := NewVerifier(VerifierOptions{Keys: s, Audience: testAudience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), confused, testRoom); Reason(err) != "algorithm" {
+		t.Errorf("go: EdDSA claimed for a P-256 key: %v", err)
+	}
+}

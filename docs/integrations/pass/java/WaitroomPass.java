@@ -9,10 +9,18 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.math.BigInteger;
+import java.security.AlgorithmParameters;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.PublicKey;
 import java.security.Signature;
+import java.security.interfaces.ECPublicKey;
+import java.security.spec.ECFieldFp;
+import java.security.spec.ECGenParameterSpec;
+import java.security.spec.ECParameterSpec;
+import java.security.spec.ECPoint;
+import java.security.spec.ECPublicKeySpec;
 import java.security.spec.X509EncodedKeySpec;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,7 +40,8 @@ import java.util.concurrent.TimeUnit;
  * Verifies a waitroom admission pass (the Waitroom-Pass request header) with the JDK alone (Java 17).
  *
  * <p>A pass is a compact JWS: {@code base64url(header).base64url(claims).base64url(signature)}, header
- * {@code {"alg":"EdDSA","kid":...,"typ":"JWT"}}, an Ed25519 signature over the first two segments and the dot,
+ * {@code {"alg":"EdDSA","kid":...,"typ":"JWT"}} (or "ES256" with the gateway's pass.algorithm: ES256), an Ed25519
+ * (or ECDSA P-256) signature over the first two segments and the dot,
  * claims iss, aud, sub, room, path, tkt, iat, exp. The gateway publishes its public keys as a JWK Set.
  *
  * <pre>{@code
@@ -45,7 +54,7 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>Checks, in this order (the Go and Node verifiers use the same order and reason codes): size (4 KiB) and
- * shape (three canonical base64url segments) "malformed"; header alg EdDSA "algorithm", no crit and a kid
+ * shape (three canonical base64url segments) "malformed"; header alg EdDSA or ES256, matching the key, "algorithm", no crit and a kid
  * "malformed"; the kid in the key set "unknown_key" (or "keys_unavailable"); the signature "signature"; the claims
  * JSON "malformed"; exp plus leeway in the future "expired"; iat at most leeway in the future "not_yet_valid"; iss
  * "issuer"; aud "audience"; room "room"; path "path".
@@ -179,9 +188,15 @@ public final class WaitroomPass {
      */
     public Claims verify(String token, String room, String path) throws Refused {
         byte[][] segs = split(token);
-        String kid = parseHeader(segs[0]);
+        String[] algAndKid = parseHeader(segs[0]);
+        String alg = algAndKid[0];
+        String kid = algAndKid[1];
         PublicKey key = keys.key(kid);
-        if (segs[2].length != 64 || !verifySignature(key, token.substring(0, token.lastIndexOf('.')), segs[2])) {
+        // The key decides the algorithm, never the header alone.
+        if (!algOf(key).equals(alg)) {
+            throw new Refused("algorithm", "alg " + alg + " does not match key " + clip(kid));
+        }
+        if (segs[2].length != 64 || !verifySignature(alg, key, token.substring(0, token.lastIndexOf('.')), segs[2])) {
             throw new Refused("signature", "the signature does not match key " + clip(kid));
         }
         Claims c = parseClaims(segs[1]);
@@ -253,11 +268,13 @@ public final class WaitroomPass {
         }
     }
 
-    private static String parseHeader(byte[] raw) throws Refused {
+    /** The alg and kid of a header that asks for EdDSA or ES256 and nothing this verifier does not understand. */
+    private static String[] parseHeader(byte[] raw) throws Refused {
         Map<String, Object> h = object(raw, "the header");
-        if (!"EdDSA".equals(h.get("alg"))) {
+        if (!"EdDSA".equals(h.get("alg")) && !"ES256".equals(h.get("alg"))) {
             Object alg = h.get("alg");
-            throw new Refused("algorithm", "alg " + (alg instanceof String s ? clip(s) : "(not a string)") + " is not EdDSA");
+            throw new Refused("algorithm", "alg " + (alg instanceof String s ? clip(s) : "(not a string)")
+                    + " is not EdDSA or ES256");
         }
         if (h.containsKey("crit")) {
             throw new Refused("malformed", "the header has crit");
@@ -265,7 +282,12 @@ public final class WaitroomPass {
         if (!(h.get("kid") instanceof String kid) || kid.isEmpty()) {
             throw new Refused("malformed", "the header has no kid");
         }
-        return kid;
+        return new String[] {(String) h.get("alg"), kid};
+    }
+
+    /** The alg a key of the set signs with: ES256 for its P-256 keys, EdDSA for its Ed25519 ones. */
+    private static String algOf(PublicKey key) {
+        return key instanceof ECPublicKey ? "ES256" : "EdDSA";
     }
 
     private static Claims parseClaims(byte[] raw) throws Refused {
@@ -323,9 +345,10 @@ public final class WaitroomPass {
         throw new Refused("malformed", what + " is not a JSON object");
     }
 
-    private static boolean verifySignature(PublicKey key, String signed, byte[] sig) {
+    private static boolean verifySignature(String alg, PublicKey key, String signed, byte[] sig) {
         try {
-            Signature s = Signature.getInstance("Ed25519");
+            // ES256 signatures are r and s, 32 bytes each (RFC 7518 3.4): the JDK's P1363 format, not DER.
+            Signature s = Signature.getInstance("ES256".equals(alg) ? "SHA256withECDSAinP1363Format" : "Ed25519");
             s.initVerify(key);
             s.update(signed.getBytes(StandardCharsets.US_ASCII));
             return s.verify(sig);
@@ -334,7 +357,7 @@ public final class WaitroomPass {
         }
     }
 
-    /** Reads a JWK Set, keeping its Ed25519 signing keys (others are skipped); kid to key. */
+    /** Reads a JWK Set, keeping its Ed25519 and P-256 signing keys (others are skipped); kid to key. */
     static Map<String, PublicKey> parseJwks(String json) {
         Object root;
         try {
@@ -350,23 +373,29 @@ public final class WaitroomPass {
         }
         Map<String, PublicKey> out = new HashMap<>();
         for (Object o : list) {
-            if (!(o instanceof Map<?, ?> k) || !"OKP".equals(k.get("kty")) || !"Ed25519".equals(k.get("crv"))
-                    || !optional(k, "alg", "EdDSA") || !optional(k, "use", "sig") || !(k.get("x") instanceof String x)) {
+            if (!(o instanceof Map<?, ?> k) || !optional(k, "use", "sig") || !(k.get("x") instanceof String x)) {
                 continue;
             }
             byte[] raw = decodeSegment(x);
-            if (raw == null || raw.length != 32) {
-                continue;
-            }
-            String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x);
             try {
-                out.putIfAbsent(kid, publicKey(raw));
+                if ("OKP".equals(k.get("kty")) && "Ed25519".equals(k.get("crv")) && optional(k, "alg", "EdDSA")
+                        && raw != null && raw.length == 32) {
+                    String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x);
+                    out.putIfAbsent(kid, publicKey(raw));
+                } else if ("EC".equals(k.get("kty")) && "P-256".equals(k.get("crv")) && optional(k, "alg", "ES256")
+                        && k.get("y") instanceof String y && raw != null && raw.length == 32) {
+                    byte[] rawY = decodeSegment(y);
+                    if (rawY != null && rawY.length == 32) {
+                        String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x, y);
+                        out.putIfAbsent(kid, ecPublicKey(raw, rawY));
+                    }
+                }
             } catch (GeneralSecurityException e) {
-                // not a key this JDK accepts: skipped like any other key it does not understand
+                // not a key this JDK accepts (or off the curve): skipped like any other key it does not understand
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("reading the key set: no Ed25519 signing key in it");
+            throw new IllegalArgumentException("reading the key set: no Ed25519 or P-256 signing key in it");
         }
         return out;
     }
@@ -383,10 +412,34 @@ public final class WaitroomPass {
         return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(der));
     }
 
+    /** A P-256 public key from the JWK's coordinates, refused unless the point is on the curve. */
+    static PublicKey ecPublicKey(byte[] x, byte[] y) throws GeneralSecurityException {
+        AlgorithmParameters params = AlgorithmParameters.getInstance("EC");
+        params.init(new ECGenParameterSpec("secp256r1"));
+        ECParameterSpec spec = params.getParameterSpec(ECParameterSpec.class);
+        BigInteger px = new BigInteger(1, x);
+        BigInteger py = new BigInteger(1, y);
+        BigInteger p = ((ECFieldFp) spec.getCurve().getField()).getP();
+        BigInteger rhs = px.pow(3).add(spec.getCurve().getA().multiply(px)).add(spec.getCurve().getB());
+        if (px.compareTo(p) >= 0 || py.compareTo(p) >= 0 || !py.multiply(py).subtract(rhs).mod(p).equals(BigInteger.ZERO)) {
+            throw new GeneralSecurityException("the point is not on P-256");
+        }
+        return KeyFactory.getInstance("EC").generatePublic(new ECPublicKeySpec(new ECPoint(px, py), spec));
+    }
+
+    /** The RFC 7638 thumbprint of a P-256 JWK with these coordinates: the pass's kid. */
+    static String thumbprint(String x, String y) {
+        return sha256(("{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"" + x + "\",\"y\":\"" + y + "\"}")
+                .getBytes(StandardCharsets.UTF_8));
+    }
+
     /** The RFC 7638 thumbprint of an Ed25519 JWK with this x: the pass's kid. */
     static String thumbprint(String x) {
+        return sha256(("{\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"" + x + "\"}").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String sha256(byte[] canon) {
         try {
-            byte[] canon = ("{\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"" + x + "\"}").getBytes(StandardCharsets.UTF_8);
             return B64_ENC.encodeToString(java.security.MessageDigest.getInstance("SHA-256").digest(canon));
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);

@@ -2,8 +2,9 @@
 // node:crypto alone (Node 20 or later).
 //
 // A pass is a compact JWS: base64url(header).base64url(claims).base64url(sig),
-// header {"alg":"EdDSA","kid":...,"typ":"JWT"}, an Ed25519 signature over the
-// first two segments and the dot, claims iss, aud, sub, room, path, tkt,
+// header {"alg":"EdDSA","kid":...,"typ":"JWT"} (or "ES256" with pass.algorithm:
+// ES256), an Ed25519 (or ECDSA P-256) signature over the first two segments
+// and the dot, claims iss, aud, sub, room, path, tkt,
 // iat, exp. The gateway publishes its public keys as a JWK Set.
 //
 //   import { WaitroomPassVerifier, waitroomPass } from './waitroom-pass.mjs';
@@ -22,7 +23,7 @@
 //
 // Checks, in this order (the Go and Java verifiers use the same order and
 // reason codes): size (4 KiB) and shape (three canonical base64url segments)
-// "malformed"; header alg EdDSA "algorithm", no crit and a kid "malformed";
+// "malformed"; header alg EdDSA or ES256, matching the key, "algorithm", no crit and a kid "malformed";
 // the kid in the key set "unknown_key" (or "keys_unavailable"); the signature
 // "signature"; the claims JSON "malformed"; exp plus leeway in the future
 // "expired"; iat at most leeway in the future "not_yet_valid"; iss "issuer";
@@ -97,30 +98,44 @@ function parseObject(bytes, what) {
 
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
-// thumbprint is the RFC 7638 thumbprint of an Ed25519 JWK: the pass's kid.
-export function thumbprint(x) {
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
+// thumbprint is the RFC 7638 thumbprint of an Ed25519 JWK (x) or a P-256
+// one (x and y): the pass's kid.
+export function thumbprint(x, y) {
+  const canon = y === undefined ? `{"crv":"Ed25519","kty":"OKP","x":"${x}"}` : `{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`;
+  return createHash('sha256').update(canon).digest('base64url');
 }
 
-// parseJwks keeps the Ed25519 signing keys of a JWK Set (others are skipped)
-// as a Map from kid to KeyObject.
+// jwkKey is { alg, key } for an Ed25519 (EdDSA) or P-256 (ES256) signing
+// JWK, or null for any other.
+function jwkKey(k) {
+  if (!k || (has(k, 'use') && k.use !== 'sig')) return null;
+  const x = decodeSegment(k.x);
+  try {
+    if (k.kty === 'OKP' && k.crv === 'Ed25519' && (!has(k, 'alg') || k.alg === 'EdDSA') && x?.length === 32) {
+      return { alg: 'EdDSA', key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' }), kid: thumbprint(k.x) };
+    }
+    const y = decodeSegment(k.y);
+    if (k.kty === 'EC' && k.crv === 'P-256' && (!has(k, 'alg') || k.alg === 'ES256') && x?.length === 32 && y?.length === 32) {
+      return { alg: 'ES256', key: createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: k.x, y: k.y }, format: 'jwk' }), kid: thumbprint(k.x, k.y) };
+    }
+  } catch { /* a key this runtime does not accept (off the curve) is skipped like any other */ }
+  return null;
+}
+
+// parseJwks keeps the Ed25519 and P-256 signing keys of a JWK Set (others
+// are skipped) as a Map from kid to { alg, key }.
 export function parseJwks(set) {
   if (typeof set === 'string') set = JSON.parse(set);
   if (!set || !Array.isArray(set.keys)) throw new Error('reading the key set: not a JSON object with a keys array');
   if (set.keys.length > MAX_KEYS) throw new Error(`reading the key set: ${set.keys.length} keys, at most ${MAX_KEYS}`);
   const out = new Map();
   for (const k of set.keys) {
-    if (!k || k.kty !== 'OKP' || k.crv !== 'Ed25519') continue;
-    if ((has(k, 'alg') && k.alg !== 'EdDSA') || (has(k, 'use') && k.use !== 'sig')) continue;
-    const raw = decodeSegment(k.x);
-    if (!raw || raw.length !== 32) continue;
-    const kid = typeof k.kid === 'string' && k.kid !== '' ? k.kid : thumbprint(k.x);
-    if (out.has(kid)) continue;
-    try {
-      out.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' }));
-    } catch { /* a key this runtime does not accept is skipped like any other */ }
+    const entry = jwkKey(k);
+    if (!entry) continue;
+    const kid = typeof k.kid === 'string' && k.kid !== '' ? k.kid : entry.kid;
+    if (!out.has(kid)) out.set(kid, { alg: entry.alg, key: entry.key });
   }
-  if (out.size === 0) throw new Error('reading the key set: no Ed25519 signing key in it');
+  if (out.size === 0) throw new Error('reading the key set: no Ed25519 or P-256 signing key in it');
   return out;
 }
 
@@ -156,9 +171,15 @@ export class WaitroomPassVerifier {
   // path, when not empty, must equal the room and path claims.
   async verify(token, { room = '', path = '' } = {}) {
     const [h, p, sig, signed] = split(token);
-    const kid = parseHeader(h);
-    const key = await this.#key(kid);
-    if (sig.length !== 64 || !verifySignature(null, Buffer.from(signed, 'ascii'), key, sig)) {
+    const { alg, kid } = parseHeader(h);
+    const { alg: keyAlg, key } = await this.#key(kid);
+    // The key decides the algorithm, never the header alone.
+    if (keyAlg !== alg) refuse('algorithm', `alg ${alg} does not match key ${clip(kid)}`);
+    const data = Buffer.from(signed, 'ascii');
+    const good = sig.length === 64 && (alg === 'EdDSA'
+      ? verifySignature(null, data, key, sig)
+      : verifySignature('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, sig));
+    if (!good) {
       refuse('signature', `the signature does not match key ${clip(kid)}`);
     }
     const claims = parseClaims(p);
@@ -244,10 +265,10 @@ function split(token) {
 
 function parseHeader(bytes) {
   const h = parseObject(bytes, 'the header');
-  if (h.alg !== 'EdDSA' || !has(h, 'alg')) refuse('algorithm', `alg ${typeof h.alg === 'string' ? clip(h.alg) : '(not a string)'} is not EdDSA`);
+  if (!has(h, 'alg') || (h.alg !== 'EdDSA' && h.alg !== 'ES256')) refuse('algorithm', `alg ${typeof h.alg === 'string' ? clip(h.alg) : '(not a string)'} is not EdDSA or ES256`);
   if (has(h, 'crit')) refuse('malformed', 'the header has crit');
   if (typeof h.kid !== 'string' || h.kid === '') refuse('malformed', 'the header has no kid');
-  return h.kid;
+  return { alg: h.alg, kid: h.kid };
 }
 
 function parseClaims(bytes) {
