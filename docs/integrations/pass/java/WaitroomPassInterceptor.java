@@ -22,7 +22,7 @@ import org.springframework.web.servlet.HandlerInterceptor;
  *         registry.addInterceptor(new WaitroomPassInterceptor(passes, "concert")).addPathPatterns("/bookings/**");
  *         // Rooms filled from a template ("event-{id}" on /events/{id}/): the room from the request.
  *         registry.addInterceptor(new WaitroomPassInterceptor(passes,
- *             req -> "event-" + req.getRequestURI().split("/")[2])).addPathPatterns("/events/*&#47;**");
+ *             req -> "event-" + req.getRequestURI().split("/")[2])).addPathPatterns("/events/{id}/checkout");
  *     }
  * }
  * }</pre>
