@@ -51,3 +51,7 @@ func inPrefixes(ps []netip.Prefix, remoteAddr string) bool {
 	a, ok := clientAddr(remoteAddr)
 	return ok && containsAddr(ps, a)
 }
+
+// FromPeer reports whether the peer that sent a request (its RemoteAddr)
+// is in one of ps; never for an empty ps or a RemoteAddr that is no IP.
+func FromPeer(ps []netip.Prefix, remoteAddr string) bool { return inPrefixes(ps, remoteAddr) }

@@ -14,8 +14,13 @@ import (
 func (u *Upstream) modifyResponse(res *http.Response) error {
 	c := &command{u: u, res: res}
 	c.take(res.Header)
+	// The pass travels toward the site only: a site that echoes request
+	// headers (a debug page, a framework's error page) must not hand the
+	// visitor a bearer credential for its own back door.
+	res.Header.Del(PassHeader)
 	// Unannounced, so the browser is not even told the trailer's name.
 	delete(res.Trailer, CommandHeader)
+	delete(res.Trailer, PassHeader)
 	// The body of a 101 is the upgraded connection itself, which ReverseProxy
 	// needs as an io.ReadWriteCloser; it has no trailers to strip.
 	if res.StatusCode != http.StatusSwitchingProtocols && res.Body != nil && res.Body != http.NoBody {
@@ -84,6 +89,7 @@ func (b *trailerBody) Close() error {
 func (b *trailerBody) strip() {
 	if b.res.Trailer != nil {
 		b.c.take(b.res.Trailer)
+		b.res.Trailer.Del(PassHeader)
 	}
 }
 

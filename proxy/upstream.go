@@ -28,9 +28,11 @@ type Options struct {
 	// such cookies never reach the upstream.
 	OwnCookie func(name string) bool
 	// Pass, if set, makes the admission pass of a request the gate vouched
-	// for (its Waitroom-Visitor and Waitroom-Room set); "" adds none. Its
-	// header is reserved: a client's own never reaches the site.
-	Pass func(in *http.Request) string
+	// for (its Waitroom-Visitor and Waitroom-Room set), for path, the path
+	// the upstream receives (escaped, without the query); "" adds none. Its
+	// header is reserved: a client's own never reaches the site, and
+	// neither does one in the upstream's answer.
+	Pass func(in *http.Request, path string) string
 	// DropHeaders are further request headers never forwarded, such as the
 	// bypass secret's (Bypass.HeaderName).
 	DropHeaders []string
@@ -181,7 +183,7 @@ func (u *Upstream) rewrite(pr *httputil.ProxyRequest) {
 		out.Header.Set(VisitorHeader, id)
 		out.Header.Set(RoomHeader, room)
 		if u.opt.Pass != nil {
-			if p := u.opt.Pass(pr.In); p != "" {
+			if p := u.opt.Pass(pr.In, out.URL.EscapedPath()); p != "" {
 				out.Header.Set(PassHeader, p)
 			}
 		}

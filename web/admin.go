@@ -25,6 +25,10 @@ type AdminOptions struct {
 	// Token is the bearer token; empty leaves the API open, which the
 	// application allows only on a loopback address.
 	Token string
+	// ReleaseToken, when set, is a second bearer token that POST
+	// /admin/api/rooms/{room}/release alone accepts: the site's, to end
+	// sessions without the power to pause, create or delete rooms.
+	ReleaseToken string
 	// Rooms are the rooms in service: every read and every change of the
 	// API goes through them.
 	Rooms *waitroom.Rooms
@@ -62,6 +66,7 @@ const maxAdminBody = 64 << 10
 func NewAdmin(o AdminOptions) *Admin {
 	a := &admin{AdminOptions: o}
 	a.setToken(o.Token)
+	a.setReleaseToken(o.ReleaseToken)
 	if a.Log == nil {
 		a.Log = zap.NewNop()
 	}
@@ -121,13 +126,21 @@ type Admin struct {
 // working with the swap.
 func (h *Admin) SetToken(token string) { h.a.setToken(token) }
 
-func (a *admin) setToken(token string) {
+func (a *admin) setToken(token string) { storeDigest(&a.digest, token) }
+
+// SetReleaseToken puts a new release token in service at once ("" for
+// none), as SetToken does the admin token.
+func (h *Admin) SetReleaseToken(token string) { h.a.setReleaseToken(token) }
+
+func (a *admin) setReleaseToken(token string) { storeDigest(&a.releaseDigest, token) }
+
+func storeDigest(p *atomic.Pointer[[sha256.Size]byte], token string) {
 	if token == "" {
-		a.digest.Store(nil)
+		p.Store(nil)
 		return
 	}
 	sum := sha256.Sum256([]byte(token))
-	a.digest.Store(&sum)
+	p.Store(&sum)
 }
 
 // loopbackHost refuses requests whose Host is not this machine while no
@@ -157,21 +170,26 @@ func isLoopbackHost(hostport string) bool {
 
 type admin struct {
 	AdminOptions
-	digest atomic.Pointer[[sha256.Size]byte] // nil: no token
-	wrong  *wrongTokens
+	digest        atomic.Pointer[[sha256.Size]byte] // nil: no token
+	releaseDigest atomic.Pointer[[sha256.Size]byte] // nil: no release token
+	wrong         *wrongTokens
 }
 
 // authorize lets through requests with the bearer token, compared in
-// constant time (on digests, so the length does not leak either). A wrong
-// or missing token gets 401 and nothing more, once its turn comes
-// (wrongTokens).
+// constant time (on digests, so the length does not leak either), and
+// release requests with the release token too. A wrong or missing token
+// gets 401 and nothing more, once its turn comes (wrongTokens).
 func (a *admin) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if want := a.digest.Load(); want != nil {
 			scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 			sum := sha256.Sum256([]byte(got))
 			// The scheme is case-insensitive (RFC 9110); the token is not.
-			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			ok := subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+			if rel := a.releaseDigest.Load(); rel != nil && isRelease(r) {
+				ok = subtle.ConstantTimeCompare(sum[:], rel[:]) == 1 || ok
+			}
+			if !strings.EqualFold(scheme, "Bearer") || !ok {
 				a.wrong.wait(r)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="waitroom"`)
 				plain(w, http.StatusUnauthorized, "unauthorized")
@@ -181,6 +199,20 @@ func (a *admin) authorize(next http.Handler) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isRelease reports the one request the release token may make: POST
+// /admin/api/rooms/{room}/release, the room one clean path segment.
+func isRelease(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	room, ok := strings.CutPrefix(r.URL.Path, "/admin/api/rooms/")
+	if !ok {
+		return false
+	}
+	room, ok = strings.CutSuffix(room, "/release")
+	return ok && room != "" && room != "." && room != ".." && !strings.Contains(room, "/")
 }
 
 func (a *admin) readyz(w http.ResponseWriter, r *http.Request) {

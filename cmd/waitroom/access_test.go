@@ -193,7 +193,7 @@ func TestAccessLog_BypassAndProxied(t *testing.T) {
 	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 1"), "log: { level: error }",
 		fmt.Sprintf("log: { level: error, access: { enabled: true, path: %q } }", path), 1)
 	cfg = strings.Replace(cfg, "paths: [/static/]", "paths: [/static/, /events/public/]", 1)
-	_, base := startGateway(t, cfg)
+	_, base := startGateway(t, trustLoopback(cfg))
 	newVisitor(t, base).get("/events/public/a")
 	newVisitor(t, base).get("/about")
 	newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth", "X-Original-URI", "/events/public/a")

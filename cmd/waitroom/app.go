@@ -164,7 +164,7 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 			zap.String("listen", cfg.Admin.Listen))
 	}
 	a.adminAPI = web.NewAdmin(web.AdminOptions{
-		Token: cfg.Admin.Token, Rooms: a.rooms,
+		Token: cfg.Admin.Token, ReleaseToken: cfg.Admin.ReleaseToken, Rooms: a.rooms,
 		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
 		Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
 	})

@@ -18,12 +18,32 @@ import (
 // (Traefik's forwardAuth, Envoy's ext_authz), the waiting answer itself,
 // which they pass on to the client, never with a 2xx status, which both
 // take for "allowed".
+//
+// Only a peer in server.trusted_proxies is answered, the proxies that make
+// auth requests: the X-Original-* and X-Forwarded-* headers name the
+// request judged, and the answer to an admitted visitor carries the pass,
+// a bearer credential for the site that must never reach a client.
 func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
+	if !proxy.FromPeer(f.cfg.trusted, r.RemoteAddr) {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "the auth endpoint answers only the proxies in server.trusted_proxies", http.StatusForbidden)
+		return
+	}
+	if !authSpelling(r.RequestURI) {
+		// A path that reached this endpoint only once cleaned (an escaped
+		// letter, a doubled slash) could slip past the rule with which a
+		// proxy keeps /.waitroom/auth off its clients' routes.
+		f.pages.Error(w, r, http.StatusNotFound)
+		return
+	}
 	orig, nginx, ok := originalRequest(r)
 	if !ok {
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
 	}
+	// The pass names the path as the site will receive it: the proxy
+	// forwards the original request line as the client sent it.
+	sitePath, _, _ := strings.Cut(orig.RequestURI, "?")
 	d := f.router.Route(orig)
 	orig.URL.Path, orig.URL.RawPath = d.Path, ""
 	switch d.Kind {
@@ -33,6 +53,13 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 		allow(w, orig)
 		return
 	case door.KindBadPath:
+		if nginx {
+			// nginx turns any other status into a 500 of its own; its
+			// error_page sends 401 to waitroom, whose front door answers
+			// the same path with the 400 it deserves.
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
 		f.pages.Error(w, r, http.StatusBadRequest)
 		return
 	default:
@@ -49,7 +76,7 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 	}
 	withPass := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mk := f.pass(d.Upstream); mk != nil {
-			if p := mk(r); p != "" {
+			if p := mk(r, sitePath); p != "" {
 				r.Header.Set(proxy.PassHeader, p)
 			}
 		}
@@ -113,6 +140,13 @@ func originalRequest(r *http.Request) (*http.Request, bool, bool) {
 		orig.Header.Del(h)
 	}
 	return orig, nginx, true
+}
+
+// authSpelling reports whether the request line names the auth endpoint
+// literally: /.waitroom/auth, or below it (Envoy appends the original path).
+func authSpelling(requestURI string) bool {
+	p, _, _ := strings.Cut(requestURI, "?")
+	return p == door.AuthPath || strings.HasPrefix(p, door.AuthPath+"/")
 }
 
 // envoyURI is the original request Envoy's ext_authz names after its

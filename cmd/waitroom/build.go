@@ -196,6 +196,15 @@ func (c AdminConfig) check(p *conf.Problems) {
 	case c.Token == "" && !isLoopback(host):
 		p.Add("admin.token", "required when listen is not a loopback address, got listen %q", c.Listen)
 	}
+	switch {
+	case c.ReleaseToken == "":
+	case len(c.ReleaseToken) < minAdminToken:
+		p.Add("admin.release_token", "must be at least %d characters (openssl rand -hex 24)", minAdminToken)
+	case c.ReleaseToken == c.Token:
+		p.Add("admin.release_token", "must differ from admin.token: it is the site's, and the site must not hold the token that deletes rooms")
+	case c.Token == "":
+		p.Add("admin.release_token", "needs admin.token: without it the whole API is open and a scoped token scopes nothing")
+	}
 }
 
 // isLoopback reports whether a listen host reaches only this machine.

@@ -94,6 +94,15 @@ type AdminConfig struct {
 	// TokenFile names a file holding the token (a mounted secret), instead
 	// of Token. Default "".
 	TokenFile string `mapstructure:"token_file" yaml:"token_file" json:"token_file"`
+	// ReleaseToken is a bearer token for the site: it is accepted by POST
+	// /admin/api/rooms/{room}/release alone, so a site that ends sessions
+	// (auth mode, where its answers do not pass through waitroom) never
+	// holds the token that pauses, creates and deletes rooms. At least 16
+	// characters, unlike Token. Default "": none.
+	ReleaseToken string `mapstructure:"release_token" yaml:"release_token" json:"release_token"`
+	// ReleaseTokenFile names a file holding ReleaseToken, instead of it.
+	// Default "".
+	ReleaseTokenFile string `mapstructure:"release_token_file" yaml:"release_token_file" json:"release_token_file"`
 	// ReadyRequiresStore makes /readyz answer 503 while the store does not
 	// answer. Default false: ready once a configuration is loaded and the
 	// listeners are up, with the store's state in the body, so a store

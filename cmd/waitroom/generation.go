@@ -65,7 +65,8 @@ func (a *App) build(s *Settings) (*generation, error) {
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
 		RoomOf: g.router.RoomOf, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
 	})
-	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth)}
+	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth),
+		Release: g.releaseByPass(a.rooms)}
 	if err := g.buildUpstreams(a); err != nil {
 		return nil, err
 	}
@@ -176,27 +177,28 @@ func sessionStart(r *http.Request, visitor string) time.Time {
 }
 
 // pass makes the admission pass for requests to the upstream name: for
-// that site (aud), the room, the visitor (or its account) and its ticket.
-// Signing is cached per session by the signer, not done per request.
-func (g *generation) pass(name string) func(r *http.Request) string {
+// that site (aud), the room, the visitor (or its account), its ticket and
+// the path the site receives. Signing is cached per session and path by
+// the signer, not done per request.
+func (g *generation) pass(name string) func(r *http.Request, path string) string {
 	if g.signer == nil {
 		return nil
 	}
-	return func(r *http.Request) string {
+	return func(r *http.Request, path string) string {
 		sc := waitroom.ScopeOf(r.Context())
 		if sc == nil || sc.Admission == nil {
 			return "" // through on an outage's word: no admission to vouch for
 		}
 		a := sc.Admission
-		sub := a.Visitor
+		p := pass.Pass{Audience: name, Room: a.Room, Subject: a.Visitor, Ticket: a.Ticket, Path: path}
 		if a.Account != "" {
-			sub = a.Account
+			p.Subject, p.Visitor = a.Account, a.Visitor
 		}
-		p, err := g.signer.For(pass.Pass{Audience: name, Room: a.Room, Subject: sub, Ticket: a.Ticket}, time.Now())
+		tok, err := g.signer.For(p, time.Now())
 		if err != nil {
 			g.log.Warn("signing an admission pass", zap.String("room", a.Room), zap.Error(err))
 			return ""
 		}
-		return p
+		return tok
 	}
 }

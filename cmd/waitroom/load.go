@@ -152,6 +152,9 @@ func readSecretFiles(c *Config) ([]byte, []string) {
 	if v, ok := one("admin.token_file", c.Admin.TokenFile, c.Admin.Token != ""); ok {
 		c.Admin.Token = v
 	}
+	if v, ok := one("admin.release_token_file", c.Admin.ReleaseTokenFile, c.Admin.ReleaseToken != ""); ok {
+		c.Admin.ReleaseToken = v
+	}
 	if v, ok := one("store.redis.password_file", c.Store.Redis.PasswordFile, c.Store.Redis.Password != ""); ok {
 		c.Store.Redis.Password = v
 	}

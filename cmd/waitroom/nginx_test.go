@@ -89,6 +89,17 @@ http {
 	return "http://" + listen
 }
 
+// trustLoopback lists the tests' own address in server.trusted_proxies, as
+// an operator lists the proxy that makes auth requests: the auth endpoint
+// answers nobody else.
+func trustLoopback(cfg string) string {
+	out := strings.Replace(cfg, "listen: \"127.0.0.1:0\"\n", "listen: \"127.0.0.1:0\"\nserver: { trusted_proxies: [127.0.0.1/32] }\n", 1)
+	if out == cfg {
+		panic("trustLoopback: no listen line to put server: after")
+	}
+	return out
+}
+
 // The 200-visitor FIFO scenario through nginx and the auth endpoint: every
 // visitor gets in once, in ticket order, and the room never holds more
 // than max_active. The site releases each visitor through the admin API,
@@ -224,8 +235,7 @@ func TestNginx_AuthRequestFIFO(t *testing.T) {
 // client's X-Original-URI beside its proxy's X-Forwarded-Uri is refused.
 func TestAuth_ForwardAuthAnswers(t *testing.T) {
 	_, site := newUpstream(t)
-	app, base := startGateway(t, gwConfig(site.URL, "    max_active: 1\n    tick: 50ms"))
-	_ = app
+	_, base := startGateway(t, trustLoopback(gwConfig(site.URL, "    max_active: 1\n    tick: 50ms")))
 	ask := func(v *visitor, uri string, hdr ...string) reply {
 		return v.do(http.MethodGet, "/.waitroom/auth", append([]string{"X-Forwarded-Uri", uri, "X-Forwarded-Method", "GET", "X-Forwarded-Host", "shop.example"}, hdr...)...)
 	}
@@ -280,7 +290,7 @@ func TestAuth_ForwardAuthAnswers(t *testing.T) {
 func BenchmarkAuthDecision(b *testing.B) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "site") }))
 	b.Cleanup(up.Close)
-	_, base := startGateway(b, gwConfig(up.URL, "    max_active: 1000"))
+	_, base := startGateway(b, trustLoopback(gwConfig(up.URL, "    max_active: 1000")))
 	v := newVisitor(b, base)
 	v.get("/events/1")
 	for _, bc := range []struct {
@@ -308,7 +318,7 @@ func BenchmarkAuthDecision(b *testing.B) {
 // site's answer for the front door to replay.
 func TestAuth_PreflightsBounded(t *testing.T) {
 	_, site := newUpstream(t)
-	_, base := startGateway(t, gwConfig(site.URL, "    max_active: 0\n    preflight_limit: 2/m"))
+	_, base := startGateway(t, trustLoopback(gwConfig(site.URL, "    max_active: 0\n    preflight_limit: 2/m")))
 	v := newVisitor(t, base)
 	pre := []string{"Origin", "https://app.example", "Access-Control-Request-Method", "POST"}
 	forward := func() int {
@@ -333,7 +343,7 @@ func TestAuth_NoRouteIsRefused(t *testing.T) {
 	_, site := newUpstream(t)
 	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 0"), "  - { path: /, upstream: site }\n", "", 1)
 	cfg = strings.Replace(cfg, "  - { path: /events/, upstream: site, room: concert }", "  - { host: hosted.example, path: /events/, upstream: site, room: concert }", 1)
-	_, base := startGateway(t, cfg)
+	_, base := startGateway(t, trustLoopback(cfg))
 	ask := func(host string) int {
 		return newVisitor(t, base).do(http.MethodGet, "/.waitroom/auth", "X-Forwarded-Uri", "/events/1", "X-Forwarded-Method", "GET", "X-Forwarded-Host", host).status
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -39,6 +40,15 @@ func TestDocs_IntegrationRecipes(t *testing.T) {
 		t.Errorf("traefik: the room cookie in both spellings, got %s", cookies)
 	}
 
+	// The auth endpoint is off the clients' routes, and its pass goes to
+	// the site only.
+	if rule := fmt.Sprint(at(traefik, "http", "routers", "waitroom-endpoints", "rule")); !strings.Contains(rule, "!PathPrefix(`/.waitroom/auth`)") {
+		t.Errorf("traefik: the endpoints' router reaches the auth endpoint (rule %s)", rule)
+	}
+	if strings.Contains(strings.ToLower(cookies), "pass") {
+		t.Errorf("traefik: the pass goes back to the client (%s)", cookies)
+	}
+
 	envoy := readYAML(t, "docs", "integrations", "envoy", "envoy.yaml")
 	hcm := at(list(at(list(at(envoy, "static_resources", "listeners"))[0], "filter_chains"))[0], "filters")
 	cfg := at(list(hcm)[0], "typed_config")
@@ -66,5 +76,13 @@ func TestDocs_IntegrationRecipes(t *testing.T) {
 	}
 	if !slices.Contains(back, "set-cookie") || !slices.Contains(back, "waitroom-token") {
 		t.Errorf("envoy: the ticket does not come back to an admitted client (%v)", back)
+	}
+	if slices.Contains(back, "waitroom-pass") {
+		t.Errorf("envoy: the pass goes back to the client (%v)", back)
+	}
+	routes := list(at(list(at(at(cfg, "route_config"), "virtual_hosts"))[0], "routes"))
+	first := routes[0]
+	if at(first, "match", "prefix") != "/.waitroom/auth" || at(first, "direct_response", "status") != 404 {
+		t.Errorf("envoy: the first route does not keep /.waitroom/auth from clients: %v", first)
 	}
 }

@@ -117,6 +117,10 @@ func (a *App) reload(why string) (string, error) {
 		a.adminAPI.SetToken(cfg.Admin.Token)
 		log.Info("admin token replaced")
 	}
+	if a.adminAPI != nil && cfg.Admin.ReleaseToken != old.cfg.Admin.ReleaseToken {
+		a.adminAPI.SetReleaseToken(cfg.Admin.ReleaseToken)
+		log.Info("admin release token replaced")
+	}
 	a.metrics.Reload("ok")
 	log.Info("configuration reloaded", zap.Int("rooms", len(cfg.Rooms)), zap.Int("routes", len(cfg.Routes)),
 		zap.Bool("after_a_refused_file", a.refused))
@@ -146,6 +150,7 @@ func needsRestart(old, cur *Config) []string {
 	// the rest of the section needs a restart.
 	was2, is2 := old.Admin, cur.Admin
 	was2.Token, was2.TokenFile, is2.Token, is2.TokenFile = "", "", "", ""
+	was2.ReleaseToken, was2.ReleaseTokenFile, is2.ReleaseToken, is2.ReleaseTokenFile = "", "", "", ""
 	if was2 != is2 {
 		keys = append(keys, "admin")
 	}
@@ -166,9 +171,10 @@ func needsRestart(old, cur *Config) []string {
 // session_cache, which a reload applies), the server and the log.
 func (s *Settings) keepRunning(old *Settings) {
 	c := *s.Config
-	token, tokenFile := c.Admin.Token, c.Admin.TokenFile
+	admin := c.Admin
 	c.Listen, c.Admin, c.Server, c.Log, c.TLS = old.Listen, old.Admin, old.Server, old.Log, old.TLS
-	c.Admin.Token, c.Admin.TokenFile = token, tokenFile
+	c.Admin.Token, c.Admin.TokenFile = admin.Token, admin.TokenFile
+	c.Admin.ReleaseToken, c.Admin.ReleaseTokenFile = admin.ReleaseToken, admin.ReleaseTokenFile
 	onError, cache := c.Store.OnError, c.Store.SessionCache
 	c.Store = old.Store
 	c.Store.OnError, c.Store.SessionCache = onError, cache

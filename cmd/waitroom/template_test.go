@@ -278,7 +278,7 @@ func TestTemplate_CostPerRoom(t *testing.T) {
 // else for an error), the others 404.
 func TestTemplate_AuthRefusesEncodedSlash(t *testing.T) {
 	_, site := newUpstream(t)
-	app, base := startGateway(t, templateConfig(site.URL, "    max_active: 100"))
+	app, base := startGateway(t, trustLoopback(templateConfig(site.URL, "    max_active: 100")))
 	const uri = "/events/a%2Fb/"
 	for _, c := range []struct {
 		name string

@@ -20,6 +20,9 @@ const (
 	// nginx's auth_request, Traefik's ForwardAuth, Envoy's ext_authz,
 	// which appends the original path to it.
 	AuthPath = waitroom.Prefix + "auth"
+	// ReleasePath ends the session a pass vouches for: the site's release
+	// with the visitor's Waitroom-Pass, no admin token needed.
+	ReleasePath = waitroom.Prefix + "release"
 )
 
 // Endpoints serves waitroom's own paths, the requests Router.Route calls
@@ -32,6 +35,8 @@ type Endpoints struct {
 	// answers 404 (the middleware has neither).
 	JWKS http.Handler
 	Auth http.Handler
+	// Release serves ReleasePath; nil answers 404.
+	Release http.Handler
 }
 
 // ServeHTTP answers r, whose URL.Path is the cleaned path of the route
@@ -49,6 +54,8 @@ func (e *Endpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Pages.Client(w, r)
 	case e.JWKS != nil && p == JWKSPath:
 		e.JWKS.ServeHTTP(w, r)
+	case e.Release != nil && p == ReleasePath:
+		e.Release.ServeHTTP(w, r)
 	case e.Auth != nil && (p == AuthPath || strings.HasPrefix(p, AuthPath+"/")):
 		e.Auth.ServeHTTP(w, r)
 	case web.IsStatic(p):

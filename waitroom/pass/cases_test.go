@@ -14,6 +14,7 @@ const (
 	testIssuer   = "waitroom"
 	testAudience = "shop"
 	testRoom     = "concert"
+	testPath     = "/events/7/checkout"
 	testTTL      = 60 * time.Second
 )
 
@@ -38,7 +39,7 @@ func newFixture(tb testing.TB, now time.Time) *fixture {
 	// An account id with quotes and non-ASCII letters, so every verifier's
 	// JSON reader and writer is put to work; a ticket near 2^51, as the
 	// store issues them (microseconds since the epoch).
-	f.pass = Pass{Audience: testAudience, Room: testRoom, Subject: `acct:"zoë"@example.com`, Ticket: 1_800_000_000_000_042}
+	f.pass = Pass{Audience: testAudience, Room: testRoom, Subject: `acct:"zoë"@example.com`, Ticket: 1_800_000_000_000_042, Path: testPath}
 	return f
 }
 
@@ -47,6 +48,7 @@ type passCase struct {
 	name   string
 	token  string
 	room   string  // the room the verifier expects; "" any
+	path   string  // the path the verifier expects; "" any
 	reason string  // "" accepted, else the Reason code
 	want   *Claims // the claims an accepted pass must yield, when set
 }
@@ -67,11 +69,11 @@ func (f *fixture) cases(tb testing.TB) []passCase {
 	now, p := f.now, f.pass
 	valid := sign(tb, f.signer, p, now)
 	want := Claims{Issuer: testIssuer, Audience: Audience{testAudience}, Subject: p.Subject, Room: testRoom,
-		Ticket: p.Ticket, IssuedAt: now.Unix(), ExpiresAt: now.Unix() + 60}
+		Path: testPath, Ticket: p.Ticket, IssuedAt: now.Unix(), ExpiresAt: now.Unix() + 60}
 	// claims is want as JSON, edited as a map: members may go or change type.
 	claims := func(edit func(m map[string]any)) string {
 		m := map[string]any{"iss": want.Issuer, "aud": want.Audience[0], "sub": want.Subject,
-			"room": want.Room, "tkt": want.Ticket, "iat": want.IssuedAt, "exp": want.ExpiresAt}
+			"room": want.Room, "path": want.Path, "tkt": want.Ticket, "iat": want.IssuedAt, "exp": want.ExpiresAt}
 		edit(m)
 		b, err := json.Marshal(m)
 		if err != nil {
@@ -92,40 +94,45 @@ func (f *fixture) cases(tb testing.TB) []passCase {
 	wrongAud := p
 	wrongAud.Audience = "blog"
 	return []passCase{
-		{"valid", valid, testRoom, "", &want},
-		{"valid for any room", valid, "", "", nil},
-		{"audience in an array", forge(f.cur, hdr, claims(func(m map[string]any) { m["aud"] = []string{"blog", testAudience} })), testRoom, "", nil},
-		{"old key still published", sign(tb, f.oldSigner, p, now), testRoom, "", nil},
-		{"expired within the leeway", sign(tb, f.signer, p, now.Add(-65*time.Second)), testRoom, "", nil},
-		{"header nested 32 deep", forge(f.cur, nested(32), claims(same)), testRoom, "", nil},
-		{"expired", sign(tb, f.signer, p, now.Add(-100*time.Second)), testRoom, "expired", nil},
-		{"issued in the future", forge(f.cur, hdr, claims(func(m map[string]any) { m["iat"], m["exp"] = now.Unix()+120, now.Unix()+180 })), testRoom, "not_yet_valid", nil},
-		{"wrong issuer", sign(tb, f.otherIssuer, p, now), testRoom, "issuer", nil},
-		{"wrong audience", sign(tb, f.signer, wrongAud, now), testRoom, "audience", nil},
-		{"no audience", forge(f.cur, hdr, claims(func(m map[string]any) { delete(m, "aud") })), testRoom, "audience", nil},
-		{"wrong room", valid, "vip", "room", nil},
-		{"tampered payload", segs[0] + "." + forged[1] + "." + segs[2], "vip", "signature", nil},
-		{"tampered signature", segs[0] + "." + segs[1] + "." + flipByte(tb, segs[2]), testRoom, "signature", nil},
-		{"signed by another key under this kid", forge(f.stranger, hdr, claims(same)), testRoom, "signature", nil},
-		{"short signature", segs[0] + "." + segs[1] + "." + b64.EncodeToString(make([]byte, 32)), testRoom, "signature", nil},
-		{"non-canonical base64", segs[0] + "." + segs[1] + "." + bumpLast(segs[2]), testRoom, "malformed", nil},
-		{"padding", valid + "==", testRoom, "malformed", nil},
-		{"alg none", forge(f.cur, `{"alg":"none","kid":"`+kid+`"}`, claims(same)), testRoom, "algorithm", nil},
-		{"alg none, no signature", segs0(`{"alg":"none"}`) + "." + segs[1] + ".", testRoom, "malformed", nil},
-		{"HS256 keyed with the public key", forgeHMAC(pub(f.cur), `{"alg":"HS256","kid":"`+kid+`","typ":"JWT"}`, claims(same)), testRoom, "algorithm", nil},
-		{"no alg", forge(f.cur, `{"kid":"`+kid+`"}`, claims(same)), testRoom, "algorithm", nil},
-		{"crit", forge(f.cur, `{"alg":"EdDSA","kid":"`+kid+`","crit":["exp"]}`, claims(same)), testRoom, "malformed", nil},
-		{"no kid", forge(f.cur, `{"alg":"EdDSA"}`, claims(same)), testRoom, "malformed", nil},
-		{"unknown kid", sign(tb, f.strangerSigner, p, now), testRoom, "unknown_key", nil},
-		{"header nested 33 deep", forge(f.cur, nested(33), claims(same)), testRoom, "malformed", nil},
-		{"header not JSON", segs0("not json") + "." + segs[1] + "." + segs[2], testRoom, "malformed", nil},
-		{"claims not an object", forge(f.cur, hdr, `[1,2]`), testRoom, "malformed", nil},
-		{"exp missing", forge(f.cur, hdr, claims(func(m map[string]any) { delete(m, "exp") })), testRoom, "malformed", nil},
-		{"exp a string", forge(f.cur, hdr, claims(func(m map[string]any) { m["exp"] = strconv.FormatInt(want.ExpiresAt, 10) })), testRoom, "malformed", nil},
-		{"signed but too long", forge(f.cur, hdr, claims(func(m map[string]any) { m["sub"] = strings.Repeat("x", 3000) })), testRoom, "malformed", nil},
-		{"not a JWS", "hello", testRoom, "malformed", nil},
-		{"four segments", valid + "." + segs[2], testRoom, "malformed", nil},
-		{"a plus sign", strings.Replace(valid, ".", "+.", 1), testRoom, "malformed", nil},
+		{"valid", valid, testRoom, testPath, "", &want},
+		{"valid for any room", valid, "", "", "", nil},
+		{"audience in an array", forge(f.cur, hdr, claims(func(m map[string]any) { m["aud"] = []string{"blog", testAudience} })), testRoom, testPath, "", nil},
+		{"old key still published", sign(tb, f.oldSigner, p, now), testRoom, testPath, "", nil},
+		{"expired within the leeway", sign(tb, f.signer, p, now.Add(-63*time.Second)), testRoom, testPath, "", nil},
+		{"header nested 32 deep", forge(f.cur, nested(32), claims(same)), testRoom, testPath, "", nil},
+		{"expired", sign(tb, f.signer, p, now.Add(-100*time.Second)), testRoom, testPath, "expired", nil},
+		{"issued in the future", forge(f.cur, hdr, claims(func(m map[string]any) { m["iat"], m["exp"] = now.Unix()+120, now.Unix()+180 })), testRoom, testPath, "not_yet_valid", nil},
+		{"wrong issuer", sign(tb, f.otherIssuer, p, now), testRoom, testPath, "issuer", nil},
+		{"wrong audience", sign(tb, f.signer, wrongAud, now), testRoom, testPath, "audience", nil},
+		{"no audience", forge(f.cur, hdr, claims(func(m map[string]any) { delete(m, "aud") })), testRoom, testPath, "audience", nil},
+		{"wrong room", valid, "vip", testPath, "room", nil},
+		{"wrong path", valid, testRoom, "/events/8/checkout", "path", nil},
+		{"the path in another spelling", valid, testRoom, "/events/7/check%6Fut", "path", nil},
+		{"valid for any path", valid, testRoom, "", "", nil},
+		{"no path claim", forge(f.cur, hdr, claims(func(m map[string]any) { delete(m, "path") })), testRoom, testPath, "path", nil},
+		{"tampered payload", segs[0] + "." + forged[1] + "." + segs[2], "vip", testPath, "signature", nil},
+		{"tampered signature", segs[0] + "." + segs[1] + "." + flipByte(tb, segs[2]), testRoom, testPath, "signature", nil},
+		{"signed by another key under this kid", forge(f.stranger, hdr, claims(same)), testRoom, testPath, "signature", nil},
+		{"short signature", segs[0] + "." + segs[1] + "." + b64.EncodeToString(make([]byte, 32)), testRoom, testPath, "signature", nil},
+		{"non-canonical base64", segs[0] + "." + segs[1] + "." + bumpLast(segs[2]), testRoom, testPath, "malformed", nil},
+		{"padding", valid + "==", testRoom, testPath, "malformed", nil},
+		{"alg none", forge(f.cur, `{"alg":"none","kid":"`+kid+`"}`, claims(same)), testRoom, testPath, "algorithm", nil},
+		{"alg none, no signature", segs0(`{"alg":"none"}`) + "." + segs[1] + ".", testRoom, testPath, "malformed", nil},
+		{"HS256 keyed with the public key", forgeHMAC(pub(f.cur), `{"alg":"HS256","kid":"`+kid+`","typ":"JWT"}`, claims(same)), testRoom, testPath, "algorithm", nil},
+		{"ES256 claimed for an Ed25519 key", forge(f.cur, `{"alg":"ES256","kid":"`+kid+`","typ":"JWT"}`, claims(same)), testRoom, testPath, "algorithm", nil},
+		{"no alg", forge(f.cur, `{"kid":"`+kid+`"}`, claims(same)), testRoom, testPath, "algorithm", nil},
+		{"crit", forge(f.cur, `{"alg":"EdDSA","kid":"`+kid+`","crit":["exp"]}`, claims(same)), testRoom, testPath, "malformed", nil},
+		{"no kid", forge(f.cur, `{"alg":"EdDSA"}`, claims(same)), testRoom, testPath, "malformed", nil},
+		{"unknown kid", sign(tb, f.strangerSigner, p, now), testRoom, testPath, "unknown_key", nil},
+		{"header nested 33 deep", forge(f.cur, nested(33), claims(same)), testRoom, testPath, "malformed", nil},
+		{"header not JSON", segs0("not json") + "." + segs[1] + "." + segs[2], testRoom, testPath, "malformed", nil},
+		{"claims not an object", forge(f.cur, hdr, `[1,2]`), testRoom, testPath, "malformed", nil},
+		{"exp missing", forge(f.cur, hdr, claims(func(m map[string]any) { delete(m, "exp") })), testRoom, testPath, "malformed", nil},
+		{"exp a string", forge(f.cur, hdr, claims(func(m map[string]any) { m["exp"] = strconv.FormatInt(want.ExpiresAt, 10) })), testRoom, testPath, "malformed", nil},
+		{"signed but too long", forge(f.cur, hdr, claims(func(m map[string]any) { m["sub"] = strings.Repeat("x", 3000) })), testRoom, testPath, "malformed", nil},
+		{"not a JWS", "hello", testRoom, testPath, "malformed", nil},
+		{"four segments", valid + "." + segs[2], testRoom, testPath, "malformed", nil},
+		{"a plus sign", strings.Replace(valid, ".", "+.", 1), testRoom, testPath, "malformed", nil},
 	}
 }
 

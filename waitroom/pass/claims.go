@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -31,6 +32,14 @@ type Pass struct {
 	Subject string
 	// Ticket is the visitor's ticket number.
 	Ticket int64
+	// Visitor is the visitor id when Subject is an account, so the site
+	// can release the session with the pass; "" when Subject is the
+	// visitor id. Written as the "vid" claim.
+	Visitor string
+	// Path is the path of the request the pass vouches for, as the site
+	// receives it: escaped, without the query ("/events/7/checkout"). A
+	// pass copied off one request is no good for another path.
+	Path string
 }
 
 // check refuses what would not read back as written.
@@ -42,6 +51,9 @@ func (p Pass) check() error {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("signing a pass: %s is not UTF-8", f.name)
 		}
+	}
+	if !strings.HasPrefix(p.Path, "/") {
+		return fmt.Errorf("signing a pass: path must start with a slash, got %.64q", p.Path)
 	}
 	if p.Ticket < 0 || p.Ticket > maxSafeInt {
 		return fmt.Errorf("signing a pass: ticket must be within 0..2^53-1, got %d", p.Ticket)
@@ -55,6 +67,8 @@ type Claims struct {
 	Audience  Audience `json:"aud"`
 	Subject   string   `json:"sub"`
 	Room      string   `json:"room"`
+	Path      string   `json:"path,omitempty"`
+	Visitor   string   `json:"vid,omitempty"`
 	Ticket    int64    `json:"tkt"`
 	IssuedAt  int64    `json:"iat"` // seconds since the Unix epoch
 	ExpiresAt int64    `json:"exp"` // seconds since the Unix epoch
@@ -118,6 +132,8 @@ func parseClaims(payload []byte) (Claims, error) {
 		{"aud", &c.Audience, false},
 		{"sub", &c.Subject, false},
 		{"room", &c.Room, false},
+		{"path", &c.Path, false},
+		{"vid", &c.Visitor, false},
 		{"tkt", &c.Ticket, false},
 		{"iat", &c.IssuedAt, true},
 		{"exp", &c.ExpiresAt, true},

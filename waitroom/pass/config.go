@@ -1,7 +1,7 @@
 package pass
 
 import (
-	"crypto/ed25519"
+	"crypto"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,6 +9,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// DefaultTTL is pass.ttl's default: with DefaultLeeway, a pass of a
+// visitor who left or was released is refused within 15 seconds.
+const DefaultTTL = 10 * time.Second
 
 // Bounds of the pass section.
 const (
@@ -20,21 +24,30 @@ const (
 
 // Config is the gateway's `pass:` section, as written in YAML.
 type Config struct {
-	// KeyFiles are Ed25519 private keys, PKCS#8 PEM (openssl genpkey
-	// -algorithm ed25519). The first signs; all are published in the key
-	// set. Default none: no pass is made.
+	// KeyFiles are private keys, PKCS#8 PEM: Ed25519 (openssl genpkey
+	// -algorithm ed25519) or, for ES256, P-256 (openssl genpkey -algorithm
+	// EC -pkeyopt ec_paramgen_curve:P-256). The first signs and must be of
+	// Algorithm; all are published in the key set (a rotation from one
+	// algorithm to the other publishes both). Default none: no pass is made.
 	KeyFiles []string `mapstructure:"key_files" yaml:"key_files" json:"key_files"`
+	// Algorithm is the alg passes are signed with: "EdDSA" (Ed25519, the
+	// default) or "ES256" (ECDSA P-256 with SHA-256, which Spring
+	// Security's resource server and other stock JOSE stacks without EdDSA
+	// verify from the key set URL).
+	Algorithm string `mapstructure:"algorithm" yaml:"algorithm" json:"algorithm"`
 	// Issuer is the iss claim sites check. Default "waitroom".
 	Issuer string `mapstructure:"issuer" yaml:"issuer" json:"issuer"`
 	// TTL is how long a pass is valid, whole seconds from 5s to 1h. A
-	// session's pass is made again once a quarter of it is left. Default
-	// "60s".
+	// session's pass for a path is made again once a quarter of it is
+	// left. It bounds revocation: a pass of a visitor who left or was
+	// released is refused within TTL plus the verifiers' leeway (5s by
+	// default), 15s with the defaults. Default "10s".
 	TTL string `mapstructure:"ttl" yaml:"ttl" json:"ttl"`
 }
 
 // DefaultConfig returns the section's defaults.
 func DefaultConfig() Config {
-	return Config{KeyFiles: []string{}, Issuer: "waitroom", TTL: "60s"}
+	return Config{KeyFiles: []string{}, Algorithm: AlgEdDSA, Issuer: "waitroom", TTL: DefaultTTL.String()}
 }
 
 // Enabled reports whether passes are configured at all.
@@ -70,7 +83,10 @@ func (c Config) Build() (*Signer, error) {
 	if len(c.KeyFiles) > maxKeyFiles {
 		bad("key_files", "at most %d files, got %d", maxKeyFiles, len(c.KeyFiles))
 	}
-	var keys []ed25519.PrivateKey
+	if c.Algorithm != AlgEdDSA && c.Algorithm != AlgES256 {
+		bad("algorithm", `must be "EdDSA" or "ES256", got %q`, c.Algorithm)
+	}
+	var keys []crypto.Signer
 	seen := map[string]int{}
 	for i, path := range c.KeyFiles {
 		key := fmt.Sprintf("key_files[%d]", i)
@@ -83,7 +99,11 @@ func (c Config) Build() (*Signer, error) {
 			bad(key, "%v", err)
 			continue
 		}
-		kid := Thumbprint(k.Public().(ed25519.PublicKey))
+		if alg := algOf(k.Public()); i == 0 && alg != c.Algorithm && (c.Algorithm == AlgEdDSA || c.Algorithm == AlgES256) {
+			bad(key, "signs, so must be a key for algorithm %s, got one for %s", c.Algorithm, alg)
+			continue
+		}
+		kid := Thumbprint(k.Public())
 		if j, dup := seen[kid]; dup {
 			bad(key, "holds the same key as key_files[%d], got %q", j, path)
 			continue

@@ -1,6 +1,9 @@
 package pass
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,8 +22,8 @@ func TestConfig_Build(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.KeyID() != Thumbprint(pub(a)) || s.TTL() != 60*time.Second {
-		t.Fatalf("kid %s ttl %v: want the first key's kid and 60s", s.KeyID(), s.TTL())
+	if s.KeyID() != Thumbprint(pub(a)) || s.TTL() != 10*time.Second {
+		t.Fatalf("kid %s ttl %v: want the first key's kid and 10s", s.KeyID(), s.TTL())
 	}
 	if _, err := s.Key(t.Context(), Thumbprint(pub(b))); err != nil {
 		t.Fatal("the second key is not published")
@@ -85,5 +88,33 @@ func TestConfig_Problems(t *testing.T) {
 		if tc.name == "all at once" && len(lines) != 3 {
 			t.Errorf("all at once: %d problems, want 3: %q", len(lines), lines)
 		}
+	}
+}
+
+// pass.algorithm picks the signing key's kind: ES256 signs with a P-256
+// key and publishes it as an EC JWK; a first key of the other kind, or an
+// unknown algorithm, is refused by key.
+func TestConfig_Algorithm(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe := writeFile(t, dir, "p256.pem", pemOf(t, ec))
+	pd := writeFile(t, dir, "ed.pem", pemOf(t, newKey(t)))
+	c := DefaultConfig()
+	c.Algorithm, c.KeyFiles = AlgES256, []string{pe, pd}
+	s, err := c.Build()
+	if err != nil || s.Algorithm() != AlgES256 || !strings.Contains(string(s.JWKS()), `"kty":"EC","crv":"P-256"`) || !strings.Contains(string(s.JWKS()), `"alg":"EdDSA"`) {
+		t.Fatalf("ES256 with an Ed25519 key published beside: %v %s", err, s.JWKS())
+	}
+	c.KeyFiles = []string{pd, pe}
+	if _, err := c.Build(); err == nil || !strings.Contains(err.Error(), "key_files[0]: signs, so must be a key for algorithm ES256") {
+		t.Fatalf("ES256 with an Ed25519 key first: %v", err)
+	}
+	c.Algorithm = "RS256"
+	if _, err := c.Build(); err == nil || !strings.Contains(err.Error(), `algorithm: must be "EdDSA" or "ES256"`) {
+		t.Fatalf("RS256: %v", err)
 	}
 }

@@ -35,6 +35,8 @@ var (
 	ErrAudience = errors.New("wrong audience")
 	// ErrRoom: room is not the expected room.
 	ErrRoom = errors.New("wrong room")
+	// ErrPath: path is not the path of the request the site answers.
+	ErrPath = errors.New("wrong path")
 )
 
 // reasons maps each sentinel to its code, the same in every verifier.
@@ -53,6 +55,7 @@ var reasons = []struct {
 	{ErrIssuer, "issuer"},
 	{ErrAudience, "audience"},
 	{ErrRoom, "room"},
+	{ErrPath, "path"},
 }
 
 // Reason is the short code of a refusal ("expired", "signature", ...), for

@@ -1,6 +1,7 @@
 package pass
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/rand"
@@ -45,7 +46,11 @@ func writeFile(tb testing.TB, dir, name string, data []byte) string {
 
 func newSigner(tb testing.TB, issuer string, ttl time.Duration, keys ...ed25519.PrivateKey) *Signer {
 	tb.Helper()
-	s, err := NewSigner(SignerOptions{Keys: keys, Issuer: issuer, TTL: ttl})
+	signers := make([]crypto.Signer, len(keys))
+	for i, k := range keys {
+		signers[i] = k
+	}
+	s, err := NewSigner(SignerOptions{Keys: signers, Issuer: issuer, TTL: ttl})
 	if err != nil {
 		tb.Fatal(err)
 	}

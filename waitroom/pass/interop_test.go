@@ -21,17 +21,23 @@ var (
 	nodeModule = filepath.Join("..", "..", "docs", "integrations", "pass", "node", "waitroom-pass.mjs")
 )
 
+// interopLeeway is the verifiers' leeway in the scenario: wider than the
+// default 5s, since a JVM that starts slowly on a busy machine would
+// otherwise see "expired within the leeway" expire before it is asked.
+const interopLeeway = 30 * time.Second
+
 // verifyFunc asks one verifier about one pass: the refusal's reason, or ""
 // and the claims.
-type verifyFunc func(tb testing.TB, token, room string) (string, Claims)
+type verifyFunc func(tb testing.TB, token string, want Expect) (string, Claims)
 
 // scenario holds a verifier to the contract: every case of fixture.cases
 // against a key set served over HTTP, a flood of made-up kids, and a
 // rotation. The verifier must fetch from srv with a MinRefetch of 1s.
 func scenario(t *testing.T, f *fixture, srv *jwksServer, verify verifyFunc) {
 	start := time.Now()
+	mine := Expect{Room: testRoom, Path: testPath}
 	for _, tc := range f.cases(t) {
-		reason, c := verify(t, tc.token, tc.room)
+		reason, c := verify(t, tc.token, Expect{Room: tc.room, Path: tc.path})
 		if reason != tc.reason {
 			t.Errorf("%s: reason %q, want %q", tc.name, reason, tc.reason)
 		}
@@ -40,7 +46,7 @@ func scenario(t *testing.T, f *fixture, srv *jwksServer, verify verifyFunc) {
 		}
 	}
 	for range 50 {
-		if reason, _ := verify(t, sign(t, f.strangerSigner, f.pass, f.now), testRoom); reason != "unknown_key" {
+		if reason, _ := verify(t, sign(t, f.strangerSigner, f.pass, f.now), mine); reason != "unknown_key" {
 			t.Fatalf("a made-up kid: %q", reason)
 		}
 	}
@@ -54,17 +60,17 @@ func scenario(t *testing.T, f *fixture, srv *jwksServer, verify verifyFunc) {
 	// gone, and passes it signed are refused.
 	old, cur := sign(t, f.oldSigner, f.pass, time.Now()), sign(t, f.signer, f.pass, time.Now())
 	srv.set(newSigner(t, testIssuer, testTTL, f.cur).JWKS(), 200)
-	if reason, _ := verify(t, old, testRoom); reason != "" {
+	if reason, _ := verify(t, old, mine); reason != "" {
 		t.Errorf("the old key, before the set is fetched again: %q, want it accepted", reason)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if reason, _ := verify(t, sign(t, f.strangerSigner, f.pass, time.Now()), testRoom); reason != "unknown_key" {
+	if reason, _ := verify(t, sign(t, f.strangerSigner, f.pass, time.Now()), mine); reason != "unknown_key" {
 		t.Errorf("a made-up kid after MinRefetch: %q", reason)
 	}
-	if reason, _ := verify(t, old, testRoom); reason != "unknown_key" {
+	if reason, _ := verify(t, old, mine); reason != "unknown_key" {
 		t.Errorf("the old key, withdrawn: %q, want unknown_key", reason)
 	}
-	if reason, _ := verify(t, cur, testRoom); reason != "" {
+	if reason, _ := verify(t, cur, mine); reason != "" {
 		t.Errorf("the current key after the rotation: %q", reason)
 	}
 }
@@ -74,12 +80,12 @@ func TestInterop_Go(t *testing.T) {
 	f := newFixture(t, time.Now())
 	srv := newJWKSServer(t, f.signer.JWKS())
 	remote := newRemote(t, srv.URL, RemoteOptions{MinRefetch: time.Second})
-	v, err := NewVerifier(VerifierOptions{Keys: remote, Issuer: testIssuer, Audience: testAudience})
+	v, err := NewVerifier(VerifierOptions{Keys: remote, Issuer: testIssuer, Audience: testAudience, Leeway: interopLeeway})
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenario(t, f, srv, func(tb testing.TB, token, room string) (string, Claims) {
-		c, err := v.Verify(context.Background(), token, room)
+	scenario(t, f, srv, func(tb testing.TB, token string, want Expect) (string, Claims) {
+		c, err := v.VerifyFor(context.Background(), token, want)
 		return Reason(err), c
 	})
 }
@@ -89,7 +95,7 @@ func TestInterop_Java(t *testing.T) {
 	java := lookPath(t, "java")
 	f := newFixture(t, time.Now())
 	srv := newJWKSServer(t, f.signer.JWKS())
-	p := startBatch(t, java, javaSource, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1")
+	p := startBatch(t, java, javaSource, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1", "--leeway", "30")
 	scenario(t, f, srv, p.verify)
 }
 
@@ -98,12 +104,12 @@ func TestInterop_Node(t *testing.T) {
 	node := lookPath(t, "node")
 	f := newFixture(t, time.Now())
 	srv := newJWKSServer(t, f.signer.JWKS())
-	p := startBatch(t, node, nodeModule, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1")
+	p := startBatch(t, node, nodeModule, "--jwks", srv.URL, "--issuer", testIssuer, "--audience", testAudience, "--min-refetch", "1", "--leeway", "30")
 	scenario(t, f, srv, p.verify)
 }
 
 // batch is a Java or Node verifier started once, asked about one pass per
-// line ("room TAB token"), answering one line each.
+// line ("room TAB path TAB token"), answering one line each.
 type batch struct {
 	in     io.WriteCloser
 	lines  chan string
@@ -148,9 +154,9 @@ func startBatch(tb testing.TB, prog string, args ...string) *batch {
 	return b
 }
 
-func (b *batch) verify(tb testing.TB, token, room string) (string, Claims) {
+func (b *batch) verify(tb testing.TB, token string, want Expect) (string, Claims) {
 	tb.Helper()
-	if _, err := io.WriteString(b.in, room+"\t"+token+"\n"); err != nil {
+	if _, err := io.WriteString(b.in, want.Room+"\t"+want.Path+"\t"+token+"\n"); err != nil {
 		tb.Fatalf("writing to the verifier: %v\n%s", err, b.stderr)
 	}
 	var line string

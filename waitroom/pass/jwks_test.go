@@ -41,7 +41,7 @@ func TestSigner_JWKS(t *testing.T) {
 	}
 	for _, k := range []ed25519.PrivateKey{a, b} {
 		got, err := parsed.Key(context.Background(), Thumbprint(pub(k)))
-		if err != nil || !got.Equal(pub(k)) {
+		if err != nil || !pub(k).Equal(got) {
 			t.Fatalf("key %s: %v", Thumbprint(pub(k)), err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestParseJWKS(t *testing.T) {
 			continue
 		}
 		for _, kid := range tc.kids {
-			if !got[kid].Equal(pub(k)) {
+			if !pub(k).Equal(got[kid]) {
 				t.Errorf("%s: kid %s is not the key", tc.name, kid)
 			}
 		}

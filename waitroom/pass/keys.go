@@ -2,9 +2,11 @@ package pass
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
@@ -24,10 +26,11 @@ const maxKeyFile = 64 << 10
 // non-zero trailing bits, so one value has one spelling.
 var b64 = base64.RawURLEncoding.Strict()
 
-// ParsePrivateKey reads an Ed25519 private key from a PEM "PRIVATE KEY"
-// (PKCS#8) block, as `openssl genpkey -algorithm ed25519` writes it. Its
+// ParsePrivateKey reads an Ed25519 or ECDSA P-256 private key from a PEM
+// "PRIVATE KEY" (PKCS#8) block, as `openssl genpkey -algorithm ed25519`
+// (or `-algorithm EC -pkeyopt ec_paramgen_curve:P-256`) writes it. Its
 // errors describe the file's shape, never its bytes.
-func ParsePrivateKey(pemBytes []byte) (ed25519.PrivateKey, error) {
+func ParsePrivateKey(pemBytes []byte) (crypto.Signer, error) {
 	block, rest := pem.Decode(pemBytes)
 	if block == nil {
 		return nil, errors.New(`no PEM block; want a "PRIVATE KEY" block as openssl genpkey -algorithm ed25519 writes`)
@@ -47,15 +50,20 @@ func ParsePrivateKey(pemBytes []byte) (ed25519.PrivateKey, error) {
 		// The parser's message may quote ASN.1 details; the key stays out.
 		return nil, errors.New("not a valid PKCS#8 private key")
 	}
-	ed, ok := key.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("want an Ed25519 key, got %s", keyKind(key))
+	switch k := key.(type) {
+	case ed25519.PrivateKey:
+		return k, nil
+	case *ecdsa.PrivateKey:
+		if k.Curve == elliptic.P256() {
+			return k, nil
+		}
+		return nil, fmt.Errorf("want an Ed25519 or a P-256 key, got ECDSA on %s", k.Curve.Params().Name)
 	}
-	return ed, nil
+	return nil, fmt.Errorf("want an Ed25519 or a P-256 key, got %s", keyKind(key))
 }
 
 // LoadPrivateKey reads and parses one key file; errors name the file.
-func LoadPrivateKey(path string) (ed25519.PrivateKey, error) {
+func LoadPrivateKey(path string) (crypto.Signer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %q: %w", path, unwrapPath(err))
@@ -97,15 +105,32 @@ func keyKind(key any) string {
 	}
 }
 
-// Thumbprint is the RFC 7638 JWK thumbprint of an Ed25519 public key: the
-// base64url SHA-256 of {"crv":"Ed25519","kty":"OKP","x":"..."} with exactly
-// these members in this order and no spaces. It is the pass's kid: the same
-// key always has the same kid, and anyone holding the key can compute it.
-func Thumbprint(pub ed25519.PublicKey) string {
+// Thumbprint is the RFC 7638 JWK thumbprint of an Ed25519 or P-256 public
+// key: the base64url SHA-256 of {"crv":"Ed25519","kty":"OKP","x":"..."} or
+// {"crv":"P-256","kty":"EC","x":"...","y":"..."}, with exactly these
+// members in this order and no spaces. It is the pass's kid: the same key
+// always has the same kid, and anyone holding the key can compute it. ""
+// for a key of another kind.
+func Thumbprint(pub crypto.PublicKey) string {
 	var b bytes.Buffer
-	b.WriteString(`{"crv":"Ed25519","kty":"OKP","x":"`)
-	b.WriteString(b64.EncodeToString(pub))
-	b.WriteString(`"}`)
+	switch k := pub.(type) {
+	case ed25519.PublicKey:
+		b.WriteString(`{"crv":"Ed25519","kty":"OKP","x":"`)
+		b.WriteString(b64.EncodeToString(k))
+		b.WriteString(`"}`)
+	case *ecdsa.PublicKey:
+		if algOf(k) != AlgES256 {
+			return ""
+		}
+		x, y := ecPoint(k)
+		b.WriteString(`{"crv":"P-256","kty":"EC","x":"`)
+		b.WriteString(b64.EncodeToString(x))
+		b.WriteString(`","y":"`)
+		b.WriteString(b64.EncodeToString(y))
+		b.WriteString(`"}`)
+	default:
+		return ""
+	}
 	sum := sha256.Sum256(b.Bytes())
 	return b64.EncodeToString(sum[:])
 }

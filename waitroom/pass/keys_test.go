@@ -23,7 +23,7 @@ func TestParsePrivateKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Equal(k) {
+	if !k.Equal(got) {
 		t.Fatal("the key read back differs")
 	}
 }
@@ -45,14 +45,15 @@ func TestLoadPrivateKey_OpenSSL(t *testing.T) {
 	if err != nil {
 		t.Fatalf("openssl pkey: %v", err)
 	}
-	if want := der[len(der)-ed25519.PublicKeySize:]; !bytes.Equal(pub(k), want) {
-		t.Fatalf("public key %x, openssl says %x", []byte(pub(k)), want)
+	ed := k.(ed25519.PrivateKey)
+	if want := der[len(der)-ed25519.PublicKeySize:]; !bytes.Equal(pub(ed), want) {
+		t.Fatalf("public key %x, openssl says %x", []byte(pub(ed)), want)
 	}
 }
 
 func TestParsePrivateKey_Refused(t *testing.T) {
 	t.Parallel()
-	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ec, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestParsePrivateKey_Refused(t *testing.T) {
 		{"public key", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: block.Bytes}), `got "PUBLIC KEY"`},
 		{"OpenSSH", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: block.Bytes}), `got "OPENSSH PRIVATE KEY"`},
 		{"corrupt", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: corrupt}), "not a valid PKCS#8"},
-		{"ECDSA", pemOf(t, ec), "got ECDSA"},
+		{"ECDSA P-384", pemOf(t, ec), "got ECDSA on P-384"},
 		{"X25519", pemOf(t, x), "got X25519"},
 	} {
 		_, err := ParsePrivateKey(tc.in)

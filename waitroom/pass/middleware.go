@@ -10,6 +10,17 @@ import (
 type MiddlewareOptions struct {
 	// Room, when set, is the room a pass must be for.
 	Room string
+	// RoomOf, when set, names the room from the request instead, for sites
+	// whose rooms are filled from a template: with the gateway's room
+	// "event-{id}" on "/events/{id}/", and a ServeMux pattern of the same
+	// shape, func(r *http.Request) string { return "event-" + r.PathValue("id") }.
+	// An empty answer refuses the request (ErrRoom): a request the site
+	// cannot place in a room is no request a pass vouches for.
+	RoomOf func(r *http.Request) string
+	// PathOf is the path the pass must name. Default r.URL.EscapedPath(),
+	// the path as the site received it; a site behind a proxy that rewrites
+	// paths gives the path the gateway saw. Return "" to check no path.
+	PathOf func(r *http.Request) string
 	// Header carries the pass. Default HeaderName ("Waitroom-Pass").
 	Header string
 	// Refused answers a request without a valid pass. Default: 403 with a
@@ -20,8 +31,8 @@ type MiddlewareOptions struct {
 }
 
 // Middleware lets through only requests that carry exactly one valid pass
-// for the verifier's audience and the room, with its claims in the
-// request's context (FromContext).
+// for the verifier's audience, the room and the request's own path, with
+// its claims in the request's context (FromContext).
 func Middleware(v *Verifier, o MiddlewareOptions) func(http.Handler) http.Handler {
 	if o.Header == "" {
 		o.Header = HeaderName
@@ -36,7 +47,17 @@ func Middleware(v *Verifier, o MiddlewareOptions) func(http.Handler) http.Handle
 				o.Refused(w, r, ErrMissing)
 				return
 			}
-			c, err := v.Verify(r.Context(), vals[0], o.Room)
+			want := Expect{Room: o.Room, Path: r.URL.EscapedPath()}
+			if o.PathOf != nil {
+				want.Path = o.PathOf(r)
+			}
+			if o.RoomOf != nil {
+				if want.Room = o.RoomOf(r); want.Room == "" {
+					o.Refused(w, r, refuse(ErrRoom, "the request names no room"))
+					return
+				}
+			}
+			c, err := v.VerifyFor(r.Context(), vals[0], want)
 			if err != nil {
 				o.Refused(w, r, err)
 				return

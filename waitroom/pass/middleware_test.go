@@ -23,16 +23,19 @@ func TestMiddleware(t *testing.T) {
 	valid := sign(t, f.signer, f.pass, f.now)
 	for _, tc := range []struct {
 		name   string
+		path   string
 		passes []string
 		status int
 	}{
-		{"valid", []string{valid}, 200},
-		{"none", nil, 403},
-		{"two", []string{valid, valid}, 403},
-		{"expired", []string{sign(t, f.signer, f.pass, f.now.Add(-time.Hour))}, 403},
-		{"garbage", []string{"x.y.z"}, 403},
+		{"valid", testPath, []string{valid}, 200},
+		{"another path", "/events/7/refund", []string{valid}, 403},
+		{"the path in another spelling", "/events/7/check%6Fut", []string{valid}, 403},
+		{"none", testPath, nil, 403},
+		{"two", testPath, []string{valid, valid}, 403},
+		{"expired", testPath, []string{sign(t, f.signer, f.pass, f.now.Add(-time.Hour))}, 403},
+		{"garbage", testPath, []string{"x.y.z"}, 403},
 	} {
-		r := httptest.NewRequest(http.MethodPost, "/bookings", nil)
+		r := httptest.NewRequest(http.MethodPost, tc.path, nil)
 		for _, p := range tc.passes {
 			r.Header.Add(HeaderName, p)
 		}
@@ -71,7 +74,7 @@ func TestMiddleware_Options(t *testing.T) {
 	remote := newRemote(t, down.URL, RemoteOptions{})
 	v := goVerifier(t, remote, f.now)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
-	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r := httptest.NewRequest(http.MethodGet, testPath, nil)
 	r.Header.Set(HeaderName, sign(t, f.signer, f.pass, f.now))
 	w := httptest.NewRecorder()
 	Middleware(v, MiddlewareOptions{})(ok).ServeHTTP(w, r)
@@ -84,11 +87,60 @@ func TestMiddleware_Options(t *testing.T) {
 			reason = Reason(err)
 			w.WriteHeader(http.StatusTeapot)
 		}})(ok)
-	r = httptest.NewRequest(http.MethodGet, "/", nil)
+	r = httptest.NewRequest(http.MethodGet, testPath, nil)
 	r.Header.Set("X-Pass", sign(t, f.signer, f.pass, f.now))
 	w = httptest.NewRecorder()
 	custom.ServeHTTP(w, r)
 	if w.Code != http.StatusTeapot || reason != "room" {
 		t.Fatalf("custom refusal: %d %q, want 418 and reason room", w.Code, reason)
+	}
+}
+
+// A site of template rooms names the room from the request (RoomOf, here
+// from a ServeMux pattern): a pass for event-7 opens /events/7/ and no
+// other event's path, even where the path claim matched; a site behind a
+// rewriting proxy checks the path the gateway saw (PathOf).
+func TestMiddleware_RoomOfRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, time.Now())
+	v := goVerifier(t, f.signer, f.now)
+	guard := Middleware(v, MiddlewareOptions{RoomOf: func(r *http.Request) string {
+		if id := r.PathValue("id"); id != "" {
+			return "event-" + id
+		}
+		return ""
+	}})
+	mux := http.NewServeMux()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	mux.Handle("/events/{id}/checkout", guard(ok))
+	mux.Handle("/about", guard(ok))
+	p := f.pass
+	p.Room = "event-7"
+	for _, tc := range []struct {
+		name, path string
+		pass       Pass
+		status     int
+	}{
+		{"its own event", "/events/7/checkout", p, 200},
+		{"another event, pass made for that path", "/events/8/checkout", Pass{Audience: p.Audience, Room: "event-7", Subject: p.Subject, Path: "/events/8/checkout"}, 403},
+		{"a path in no room", "/about", Pass{Audience: p.Audience, Room: "event-7", Subject: p.Subject, Path: "/about"}, 403},
+	} {
+		r := httptest.NewRequest(http.MethodPost, tc.path, nil)
+		r.Header.Set(HeaderName, sign(t, f.signer, tc.pass, f.now))
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("%s: %d, want %d", tc.name, w.Code, tc.status)
+		}
+	}
+	rewritten := Middleware(v, MiddlewareOptions{Room: testRoom, PathOf: func(r *http.Request) string {
+		return "/events" + r.URL.EscapedPath()
+	}})(ok)
+	r := httptest.NewRequest(http.MethodPost, "/7/checkout", nil)
+	r.Header.Set(HeaderName, sign(t, f.signer, f.pass, f.now))
+	w := httptest.NewRecorder()
+	rewritten.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Errorf("PathOf: %d", w.Code)
 	}
 }

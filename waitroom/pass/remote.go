@@ -2,7 +2,7 @@ package pass
 
 import (
 	"context"
-	"crypto/ed25519"
+	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +84,7 @@ func NewRemoteJWKS(rawURL string, o RemoteOptions) (*RemoteJWKS, error) {
 // Key implements KeySet. A known kid is answered at once, from a stale set
 // too while it is fetched again in the background; an unknown kid, or no
 // set yet, waits for a fetch when one runs or may start.
-func (r *RemoteJWKS) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
+func (r *RemoteJWKS) Key(ctx context.Context, kid string) (crypto.PublicKey, error) {
 	r.mu.Lock()
 	now := r.o.Now()
 	k, known := r.keys[kid]
@@ -120,7 +120,7 @@ func (r *RemoteJWKS) mayFetch(now time.Time, stale bool) bool {
 }
 
 // await waits for the running fetch, then looks kid up.
-func (r *RemoteJWKS) await(ctx context.Context, done chan struct{}, kid string) (ed25519.PublicKey, error) {
+func (r *RemoteJWKS) await(ctx context.Context, done chan struct{}, kid string) (crypto.PublicKey, error) {
 	select {
 	case <-done:
 		return r.lookup(kid)
@@ -130,7 +130,7 @@ func (r *RemoteJWKS) await(ctx context.Context, done chan struct{}, kid string) 
 }
 
 // lookup answers from the keys held now.
-func (r *RemoteJWKS) lookup(kid string) (ed25519.PublicKey, error) {
+func (r *RemoteJWKS) lookup(kid string) (crypto.PublicKey, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys == nil {

@@ -2,6 +2,7 @@ package pass
 
 import (
 	"context"
+	"crypto"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -13,8 +14,9 @@ import (
 
 // SignerOptions configure a Signer.
 type SignerOptions struct {
-	// Keys: the first signs, all are published. At least one.
-	Keys []ed25519.PrivateKey
+	// Keys: the first signs, all are published. At least one; each an
+	// ed25519.PrivateKey (EdDSA) or a P-256 *ecdsa.PrivateKey (ES256).
+	Keys []crypto.Signer
 	// Issuer is the iss claim. Required.
 	Issuer string
 	// TTL is how long a pass is valid, whole seconds, at least one.
@@ -24,7 +26,8 @@ type SignerOptions struct {
 // Signer makes passes with the first key and publishes every key's public
 // half as a JWK Set. It is safe for concurrent use.
 type Signer struct {
-	key    ed25519.PrivateKey
+	key    crypto.Signer
+	alg    string // of key: AlgEdDSA or AlgES256
 	kid    string
 	head   string // the encoded protected header, the same for every pass
 	issuer string
@@ -44,13 +47,16 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 	case o.TTL < time.Second || o.TTL%time.Second != 0:
 		return nil, fmt.Errorf("making a signer: ttl must be a whole number of seconds, at least 1s, got %v", o.TTL)
 	}
-	pubs := make([]ed25519.PublicKey, 0, len(o.Keys))
+	pubs := make([]crypto.PublicKey, 0, len(o.Keys))
 	public := JWKS{}
 	for i, k := range o.Keys {
-		if len(k) != ed25519.PrivateKeySize {
+		if ed, ok := k.(ed25519.PrivateKey); ok && len(ed) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("making a signer: key %d is not an Ed25519 private key", i)
 		}
-		pub := k.Public().(ed25519.PublicKey)
+		if k == nil || algOf(publicOf(k)) == "" {
+			return nil, fmt.Errorf("making a signer: key %d is not an Ed25519 or P-256 private key", i)
+		}
+		pub := publicOf(k)
 		kid := Thumbprint(pub)
 		if _, dup := public[kid]; dup {
 			return nil, fmt.Errorf("making a signer: key %d repeats an earlier key", i)
@@ -60,6 +66,7 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 	}
 	s := &Signer{
 		key:    o.Keys[0],
+		alg:    algOf(pubs[0]),
 		kid:    Thumbprint(pubs[0]),
 		issuer: o.Issuer,
 		ttl:    o.TTL,
@@ -67,7 +74,7 @@ func NewSigner(o SignerOptions) (*Signer, error) {
 		jwks:   marshalJWKS(pubs),
 		cache:  newPassCache(o.TTL),
 	}
-	head, err := json.Marshal(header{Alg: "EdDSA", Kid: s.kid, Typ: "JWT"})
+	head, err := json.Marshal(header{Alg: s.alg, Kid: s.kid, Typ: "JWT"})
 	if err != nil {
 		return nil, fmt.Errorf("making a signer: %w", err)
 	}
@@ -82,6 +89,10 @@ type header struct {
 	Typ string `json:"typ"`
 }
 
+// Algorithm is the alg of the passes made: AlgEdDSA or AlgES256, by the
+// signing key.
+func (s *Signer) Algorithm() string { return s.alg }
+
 // KeyID is the kid of the signing key.
 func (s *Signer) KeyID() string { return s.kid }
 
@@ -93,7 +104,7 @@ func (s *Signer) JWKS() []byte { return s.jwks }
 
 // Key implements KeySet over the signer's own keys, so the gateway (or a
 // test) can verify what it signs without fetching anything.
-func (s *Signer) Key(ctx context.Context, kid string) (ed25519.PublicKey, error) {
+func (s *Signer) Key(ctx context.Context, kid string) (crypto.PublicKey, error) {
 	return s.public.Key(ctx, kid)
 }
 
@@ -107,7 +118,7 @@ func (s *Signer) Sign(p Pass, now time.Time) (string, error) {
 	iat := now.Unix()
 	return s.sign(Claims{
 		Issuer: s.issuer, Audience: Audience{p.Audience}, Subject: p.Subject,
-		Room: p.Room, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
+		Room: p.Room, Path: p.Path, Visitor: p.Visitor, Ticket: p.Ticket, IssuedAt: iat, ExpiresAt: iat + int64(s.ttl/time.Second),
 	})
 }
 
@@ -117,7 +128,7 @@ func (s *Signer) sign(c Claims) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("signing a pass: %w", err)
 	}
-	n := len(s.head) + 1 + b64.EncodedLen(len(payload)) + 1 + b64.EncodedLen(ed25519.SignatureSize)
+	n := len(s.head) + 1 + b64.EncodedLen(len(payload)) + 1 + b64.EncodedLen(sigSize)
 	if n > MaxTokenSize {
 		return "", fmt.Errorf("signing a pass: it would be %d bytes, more than %d", n, MaxTokenSize)
 	}
@@ -125,7 +136,10 @@ func (s *Signer) sign(c Claims) (string, error) {
 	buf = append(buf, s.head...)
 	buf = append(buf, '.')
 	buf = b64.AppendEncode(buf, payload)
-	sig := ed25519.Sign(s.key, buf)
+	sig, err := signWith(s.key, buf)
+	if err != nil {
+		return "", err
+	}
 	buf = append(buf, '.')
 	buf = b64.AppendEncode(buf, sig)
 	return string(buf), nil
@@ -149,4 +163,14 @@ func (s *Signer) JWKSHandler() http.Handler {
 			w.Write(s.jwks)
 		}
 	})
+}
+
+// Verify checks a pass this signer's keys made, for the gateway's own use
+// (a site releasing its visitor with the pass): signature, issuer, times
+// with DefaultLeeway, and room when not empty; any of the gateway's sites
+// as audience, and no path.
+func (s *Signer) Verify(ctx context.Context, token, room string, now time.Time) (Claims, error) {
+	v := &Verifier{keys: s, issuer: s.issuer, leeway: int64(DefaultLeeway / time.Second),
+		now: func() time.Time { return now }, anyAudience: true}
+	return v.VerifyFor(ctx, token, Expect{Room: room})
 }

@@ -2,7 +2,7 @@ package pass
 
 import (
 	"context"
-	"crypto/ed25519"
+	"crypto"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +24,7 @@ func TestSigner_Sign(t *testing.T) {
 		t.Fatalf("header %s, want %s", head, want)
 	}
 	body, _ := b64.DecodeString(segs[1])
-	want := `{"iss":"waitroom","aud":"shop","sub":"acct:\"zoë\"@example.com","room":"concert","tkt":1800000000000042,"iat":1800000000,"exp":1800000060}`
+	want := `{"iss":"waitroom","aud":"shop","sub":"acct:\"zoë\"@example.com","room":"concert","path":"/events/7/checkout","tkt":1800000000000042,"iat":1800000000,"exp":1800000060}`
 	if string(body) != want {
 		t.Fatalf("claims %s\nwant   %s", body, want)
 	}
@@ -53,11 +53,11 @@ func TestSigner_Refuses(t *testing.T) {
 	}
 	for name, o := range map[string]SignerOptions{
 		"no key":       {Issuer: "w", TTL: time.Minute},
-		"no issuer":    {Keys: []ed25519.PrivateKey{f.cur}, TTL: time.Minute},
-		"zero ttl":     {Keys: []ed25519.PrivateKey{f.cur}, Issuer: "w"},
-		"fraction ttl": {Keys: []ed25519.PrivateKey{f.cur}, Issuer: "w", TTL: 1500 * time.Millisecond},
-		"bad key":      {Keys: []ed25519.PrivateKey{f.cur[:10]}, Issuer: "w", TTL: time.Minute},
-		"same key":     {Keys: []ed25519.PrivateKey{f.cur, f.cur}, Issuer: "w", TTL: time.Minute},
+		"no issuer":    {Keys: []crypto.Signer{f.cur}, TTL: time.Minute},
+		"zero ttl":     {Keys: []crypto.Signer{f.cur}, Issuer: "w"},
+		"fraction ttl": {Keys: []crypto.Signer{f.cur}, Issuer: "w", TTL: 1500 * time.Millisecond},
+		"bad key":      {Keys: []crypto.Signer{f.cur[:10]}, Issuer: "w", TTL: time.Minute},
+		"same key":     {Keys: []crypto.Signer{f.cur, f.cur}, Issuer: "w", TTL: time.Minute},
 	} {
 		if _, err := NewSigner(o); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -65,14 +65,29 @@ func TestJava_CommandLineAndInterceptor(t *testing.T) {
 	valid := sign(t, f.signer, f.pass, time.Now())
 	vip := f.pass
 	vip.Room = "vip"
+	at := func(path string, passes ...string) string { return path + " " + strings.Join(passes, ",") }
 	out, err := exec.Command(java, "-cp", classes, "InterceptorCheck", jwks, testRoom,
-		valid, "-", valid+","+valid, sign(t, f.signer, vip, time.Now()), "x.y.z").CombinedOutput()
+		at(testPath, valid), at(testPath, "-"), at(testPath, valid, valid), at(testPath, sign(t, f.signer, vip, time.Now())),
+		at(testPath, "x.y.z"), at("/events/8/checkout", valid)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("InterceptorCheck: %v\n%s", err, out)
 	}
-	want := "true 200 concert -\nfalse 403 - no-store\nfalse 403 - no-store\nfalse 403 - no-store\nfalse 403 - no-store\n"
+	want := "true 200 concert -\n" + strings.Repeat("false 403 - no-store\n", 5)
 	if string(out) != want {
 		t.Fatalf("interceptor answers:\n%s\nwant:\n%s", out, want)
+	}
+	// A template room named from the request: event-7's pass opens
+	// /event/7 and not /event/8, though made for that path.
+	event, other := f.pass, f.pass
+	event.Room, event.Path = "event-7", "/event/7"
+	other.Room, other.Path = "event-7", "/event/8"
+	out, err = exec.Command(java, "-cp", classes, "InterceptorCheck", jwks, "event-*",
+		at("/event/7", sign(t, f.signer, event, time.Now())), at("/event/8", sign(t, f.signer, other, time.Now()))).CombinedOutput()
+	if err != nil {
+		t.Fatalf("InterceptorCheck: %v\n%s", err, out)
+	}
+	if want := "true 200 event-7 -\nfalse 403 - no-store\n"; string(out) != want {
+		t.Fatalf("interceptor, template room:\n%s\nwant:\n%s", out, want)
 	}
 }
 
@@ -100,17 +115,25 @@ func TestNode_Middleware(t *testing.T) {
 	valid := sign(t, f.signer, f.pass, time.Now())
 	vip := f.pass
 	vip.Room = "vip"
+	event := f.pass
+	event.Room, event.Path = "event-7", "/event/7"
+	elsewhere := event
+	elsewhere.Path = "/event/8"
 	for _, tc := range []struct {
 		name, path string
 		passes     []string
 		status     int
 	}{
-		{"valid", "/bookings", []string{valid}, 200},
-		{"none", "/bookings", nil, 403},
-		{"two", "/bookings", []string{valid, valid}, 403},
-		{"another room", "/bookings", []string{sign(t, f.signer, vip, time.Now())}, 403},
-		{"expired", "/bookings", []string{sign(t, f.signer, f.pass, time.Now().Add(-time.Hour))}, 403},
+		{"valid", testPath, []string{valid}, 200},
+		{"valid, a query", testPath + "?seats=2", []string{valid}, 200},
+		{"another path", "/events/8/checkout", []string{valid}, 403},
+		{"none", testPath, nil, 403},
+		{"two", testPath, []string{valid, valid}, 403},
+		{"another room", testPath, []string{sign(t, f.signer, vip, time.Now())}, 403},
+		{"expired", testPath, []string{sign(t, f.signer, f.pass, time.Now().Add(-time.Hour))}, 403},
 		{"keys unavailable", "/down", []string{valid}, 503},
+		{"template room from the request", "/event/7", []string{sign(t, f.signer, event, time.Now())}, 200},
+		{"another event's room", "/event/8", []string{sign(t, f.signer, elsewhere, time.Now())}, 403},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+tc.path, nil)
 		for _, v := range tc.passes {

@@ -2,7 +2,6 @@ package pass
 
 import (
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -11,7 +10,9 @@ import (
 
 // DefaultLeeway is how far the site's clock may be behind or ahead of the
 // gateway's before a pass is refused as expired or issued in the future.
-const DefaultLeeway = 30 * time.Second
+// It adds to the time a revoked pass is still accepted (pass.ttl plus the
+// leeway), so it is short: keep the site's clock synchronised (NTP).
+const DefaultLeeway = 5 * time.Second
 
 // VerifierOptions configure a Verifier.
 type VerifierOptions struct {
@@ -25,7 +26,7 @@ type VerifierOptions struct {
 	// Issuer, when set, must equal iss (the gateway's pass.issuer, default
 	// "waitroom").
 	Issuer string
-	// Leeway tolerates clock skew on exp and iat. Default (zero) 30s;
+	// Leeway tolerates clock skew on exp and iat. Default (zero) 5s;
 	// negative is refused.
 	Leeway time.Duration
 	// Now is the clock; default time.Now.
@@ -39,6 +40,9 @@ type Verifier struct {
 	issuer   string
 	leeway   int64 // seconds
 	now      func() time.Time
+	// anyAudience: the gateway checking its own passes, made for any of
+	// its sites (Signer.Verify). Never for a site's verifier.
+	anyAudience bool
 }
 
 // NewVerifier checks the options.
@@ -61,17 +65,36 @@ func NewVerifier(o VerifierOptions) (*Verifier, error) {
 	return v, nil
 }
 
+// Expect is what a pass must name besides the verifier's audience and
+// issuer: both come from the request the site is answering.
+type Expect struct {
+	// Room, when not empty, must equal the room claim: the room that
+	// guards the request (for template rooms, filled from the request,
+	// such as "event-" + the event id in its path).
+	Room string
+	// Path, when not empty, must equal the path claim: the request's path
+	// as the site received it, escaped, without the query (Go's
+	// r.URL.EscapedPath(), Java's getRequestURI(), Node's URL path).
+	Path string
+}
+
 // Verify checks a pass and returns its claims. room, when not empty, must
-// equal the room claim. Errors wrap one of the Err sentinels; they never
-// quote the token. The checks run in this order, the same in the Java and
-// Node verifiers: size and shape, header (alg, kid, crit), key, signature,
-// claims (exp, iat, iss, aud, room).
+// equal the room claim; the path is not checked (see VerifyFor). Errors
+// wrap one of the Err sentinels; they never quote the token.
 func (v *Verifier) Verify(ctx context.Context, token, room string) (Claims, error) {
+	return v.VerifyFor(ctx, token, Expect{Room: room})
+}
+
+// VerifyFor checks a pass against what the request names and returns its
+// claims. The checks run in this order, the same in the Java and Node
+// verifiers: size and shape, header (alg, kid, crit), key, signature,
+// claims (exp, iat, iss, aud, room, path).
+func (v *Verifier) VerifyFor(ctx context.Context, token string, want Expect) (Claims, error) {
 	segs, err := split(token)
 	if err != nil {
 		return Claims{}, err
 	}
-	kid, err := parseHeader(segs[0])
+	alg, kid, err := parseHeader(segs[0])
 	if err != nil {
 		return Claims{}, err
 	}
@@ -79,19 +102,24 @@ func (v *Verifier) Verify(ctx context.Context, token, room string) (Claims, erro
 	if err != nil {
 		return Claims{}, err
 	}
+	// The key decides the algorithm: a header may not make an Ed25519
+	// key's signature be read as ECDSA, nor the other way round.
+	if algOf(key) != alg {
+		return Claims{}, refuse(ErrAlgorithm, "alg %s does not match key %.64q", alg, kid)
+	}
 	signed := token[:strings.LastIndexByte(token, '.')]
-	if len(segs[2]) != ed25519.SignatureSize || !ed25519.Verify(key, []byte(signed), segs[2]) {
+	if !verifySig(key, []byte(signed), segs[2]) {
 		return Claims{}, refuse(ErrSignature, "the signature does not match key %.64q", kid)
 	}
 	c, err := parseClaims(segs[1])
 	if err != nil {
 		return Claims{}, err
 	}
-	return c, v.check(c, room)
+	return c, v.check(c, want)
 }
 
 // check holds the claims to the clock and the expected names.
-func (v *Verifier) check(c Claims, room string) error {
+func (v *Verifier) check(c Claims, want Expect) error {
 	now := v.now().Unix()
 	switch {
 	case now >= c.ExpiresAt+v.leeway:
@@ -100,10 +128,12 @@ func (v *Verifier) check(c Claims, room string) error {
 		return refuse(ErrNotYetValid, "issued %ds in the future", c.IssuedAt-now)
 	case v.issuer != "" && c.Issuer != v.issuer:
 		return refuse(ErrIssuer, "iss is %.64q, want %q", c.Issuer, v.issuer)
-	case !c.Audience.Contains(v.audience):
+	case !v.anyAudience && !c.Audience.Contains(v.audience):
 		return refuse(ErrAudience, "aud does not name %q", v.audience)
-	case room != "" && c.Room != room:
-		return refuse(ErrRoom, "room is %.64q, want %q", c.Room, room)
+	case want.Room != "" && c.Room != want.Room:
+		return refuse(ErrRoom, "room is %.64q, want %.64q", c.Room, want.Room)
+	case want.Path != "" && c.Path != want.Path:
+		return refuse(ErrPath, "path is %.64q, want %.64q", c.Path, want.Path)
 	}
 	return nil
 }
@@ -136,24 +166,24 @@ func split(token string) ([3][]byte, error) {
 	return segs, nil
 }
 
-// parseHeader returns the kid of a header that asks for EdDSA and nothing
-// this verifier does not understand.
-func parseHeader(raw []byte) (string, error) {
+// parseHeader returns the alg and kid of a header that asks for EdDSA or
+// ES256 and nothing this verifier does not understand.
+func parseHeader(raw []byte) (string, string, error) {
 	var h map[string]json.RawMessage
 	if tooDeep(raw) || json.Unmarshal(raw, &h) != nil || h == nil {
-		return "", refuse(ErrMalformed, "the header is not a JSON object")
+		return "", "", refuse(ErrMalformed, "the header is not a JSON object")
 	}
 	var alg, kid string
-	if json.Unmarshal(h["alg"], &alg) != nil || alg != "EdDSA" {
-		return "", refuse(ErrAlgorithm, "alg %.32q is not EdDSA", string(h["alg"]))
+	if json.Unmarshal(h["alg"], &alg) != nil || (alg != AlgEdDSA && alg != AlgES256) {
+		return "", "", refuse(ErrAlgorithm, "alg %.32q is not EdDSA or ES256", string(h["alg"]))
 	}
 	if _, ok := h["crit"]; ok {
-		return "", refuse(ErrMalformed, "the header has crit")
+		return "", "", refuse(ErrMalformed, "the header has crit")
 	}
 	if json.Unmarshal(h["kid"], &kid) != nil || kid == "" {
-		return "", refuse(ErrMalformed, "the header has no kid")
+		return "", "", refuse(ErrMalformed, "the header has no kid")
 	}
-	return kid, nil
+	return alg, kid, nil
 }
 
 // maxDepth bounds the nesting of the header and the claims, the same in

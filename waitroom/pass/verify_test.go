@@ -30,7 +30,7 @@ func TestVerify_Cases(t *testing.T) {
 	for _, tc := range f.cases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := v.Verify(context.Background(), tc.token, tc.room)
+			c, err := v.VerifyFor(context.Background(), tc.token, Expect{Room: tc.room, Path: tc.path})
 			if got := Reason(err); got != tc.reason {
 				t.Fatalf("reason %q (%v), want %q", got, err, tc.reason)
 			}
@@ -54,7 +54,7 @@ func TestVerify_Sentinels(t *testing.T) {
 		if tc.reason == "" {
 			continue
 		}
-		_, err := v.Verify(context.Background(), tc.token, tc.room)
+		_, err := v.VerifyFor(context.Background(), tc.token, Expect{Room: tc.room, Path: tc.path})
 		for _, r := range reasons {
 			if errors.Is(err, r.err) != (r.code == tc.reason) {
 				t.Errorf("%s: errors.Is(%v, %v) is %v", tc.name, err, r.err, !(r.code == tc.reason))
@@ -79,8 +79,8 @@ func TestVerify_Leeway(t *testing.T) {
 		at     time.Duration // after f.now
 		reason string
 	}{
-		{0, 89 * time.Second, ""}, // default 30s
-		{0, 90 * time.Second, "expired"},
+		{0, 64 * time.Second, ""}, // default 5s
+		{0, 65 * time.Second, "expired"},
 		{5 * time.Second, 64 * time.Second, ""},
 		{5 * time.Second, 65 * time.Second, "expired"},
 		{5 * time.Second, -5 * time.Second, ""},

@@ -9,10 +9,18 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.math.BigInteger;
+import java.security.AlgorithmParameters;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.PublicKey;
 import java.security.Signature;
+import java.security.interfaces.ECPublicKey;
+import java.security.spec.ECFieldFp;
+import java.security.spec.ECGenParameterSpec;
+import java.security.spec.ECParameterSpec;
+import java.security.spec.ECPoint;
+import java.security.spec.ECPublicKeySpec;
 import java.security.spec.X509EncodedKeySpec;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,26 +40,30 @@ import java.util.concurrent.TimeUnit;
  * Verifies a waitroom admission pass (the Waitroom-Pass request header) with the JDK alone (Java 17).
  *
  * <p>A pass is a compact JWS: {@code base64url(header).base64url(claims).base64url(signature)}, header
- * {@code {"alg":"EdDSA","kid":...,"typ":"JWT"}}, an Ed25519 signature over the first two segments and the dot,
- * claims iss, aud, sub, room, tkt, iat, exp. The gateway publishes its public keys as a JWK Set.
+ * {@code {"alg":"EdDSA","kid":...,"typ":"JWT"}} (or "ES256" with the gateway's pass.algorithm: ES256), an Ed25519
+ * (or ECDSA P-256) signature over the first two segments and the dot,
+ * claims iss, aud, sub, room, path, tkt, iat, exp. The gateway publishes its public keys as a JWK Set.
  *
  * <pre>{@code
  * WaitroomPass passes = WaitroomPass.builder()
  *     .jwksUrl("https://queue.example.com/.waitroom/jwks.json")
  *     .issuer("waitroom").audience("shop").build();
- * WaitroomPass.Claims c = passes.verify(request.getHeader(WaitroomPass.HEADER), "concert"); // throws Refused
+ * // The room (for template rooms, filled from the request: "event-" + id) and the request's own path.
+ * WaitroomPass.Claims c = passes.verify(request.getHeader(WaitroomPass.HEADER), "concert",
+ *     request.getRequestURI()); // throws Refused
  * }</pre>
  *
  * <p>Checks, in this order (the Go and Node verifiers use the same order and reason codes): size (4 KiB) and
- * shape (three canonical base64url segments) "malformed"; header alg EdDSA "algorithm", no crit and a kid
+ * shape (three canonical base64url segments) "malformed"; header alg EdDSA or ES256, matching the key, "algorithm", no crit and a kid
  * "malformed"; the kid in the key set "unknown_key" (or "keys_unavailable"); the signature "signature"; the claims
  * JSON "malformed"; exp plus leeway in the future "expired"; iat at most leeway in the future "not_yet_valid"; iss
- * "issuer"; aud "audience"; room "room".
+ * "issuer"; aud "audience"; room "room"; path "path".
  *
  * <p>Run it as a program to check passes by hand or from tests: {@code java WaitroomPass.java --jwks URL|FILE
- * --audience shop [--issuer waitroom] [--room concert] [--leeway 30] [--min-refetch 30] [TOKEN]}. With a TOKEN it
- * prints the claims as JSON (exit 0) or the reason (exit 1); without, it reads "room TAB token" lines from stdin
- * and answers each with "ok {claims}" or "refused reason detail".
+ * --audience shop [--issuer waitroom] [--room concert] [--path /events/1] [--leeway 5] [--min-refetch 30] [TOKEN]}.
+ * With a TOKEN it prints the claims as JSON (exit 0) or the reason (exit 1); without, it reads "room TAB path TAB
+ * token" lines from stdin (an empty room or path checks none) and answers each with "ok {claims}" or "refused
+ * reason detail".
  */
 public final class WaitroomPass {
     /** The request header that carries the pass. */
@@ -68,8 +80,8 @@ public final class WaitroomPass {
     private static final Base64.Encoder B64_ENC = Base64.getUrlEncoder().withoutPadding();
 
     /** The claims of a verified pass; times are seconds since the Unix epoch. */
-    public record Claims(String issuer, List<String> audience, String subject, String room, long ticket,
-            long issuedAt, long expiresAt) {
+    public record Claims(String issuer, List<String> audience, String subject, String room, String path,
+            long ticket, long issuedAt, long expiresAt) {
         /** The claims as JSON, with the wire's member names. */
         public String toJson() {
             StringBuilder b = new StringBuilder("{\"iss\":").append(quote(issuer)).append(",\"aud\":[");
@@ -77,7 +89,7 @@ public final class WaitroomPass {
                 b.append(i > 0 ? "," : "").append(quote(audience.get(i)));
             }
             return b.append("],\"sub\":").append(quote(subject)).append(",\"room\":").append(quote(room))
-                    .append(",\"tkt\":").append(ticket).append(",\"iat\":").append(issuedAt)
+                    .append(",\"path\":").append(quote(path)).append(",\"tkt\":").append(ticket).append(",\"iat\":").append(issuedAt)
                     .append(",\"exp\":").append(expiresAt).append('}').toString();
         }
     }
@@ -93,7 +105,7 @@ public final class WaitroomPass {
         }
 
         /** One of missing, malformed, algorithm, unknown_key, keys_unavailable, signature, expired,
-         * not_yet_valid, issuer, audience, room. */
+         * not_yet_valid, issuer, audience, room, path. */
         public String reason() {
             return reason;
         }
@@ -136,7 +148,7 @@ public final class WaitroomPass {
         private String jwksJson;
         private String issuer = "";
         private String audience;
-        private Duration leeway = Duration.ofSeconds(30);
+        private Duration leeway = Duration.ofSeconds(5);
         private Duration refresh = Duration.ofMinutes(5);
         private Duration minRefetch = Duration.ofSeconds(30);
         private Duration timeout = Duration.ofSeconds(5);
@@ -150,7 +162,8 @@ public final class WaitroomPass {
         public Builder issuer(String v) { this.issuer = v; return this; }
         /** The site's name as the gateway knows it; required. */
         public Builder audience(String v) { this.audience = v; return this; }
-        /** Clock skew tolerated on exp and iat; default 30s. */
+        /** Clock skew tolerated on exp and iat; default 5s (a revoked pass is refused within the gateway's
+         * pass.ttl plus this). */
         public Builder leeway(Duration v) { this.leeway = v; return this; }
         /** How old the fetched set may grow; default 5 minutes. */
         public Builder refresh(Duration v) { this.refresh = v; return this; }
@@ -164,20 +177,34 @@ public final class WaitroomPass {
         public WaitroomPass build() { return new WaitroomPass(this); }
     }
 
-    /** Verifies a pass; room, when not null or empty, must equal the room claim. */
+    /** Verifies a pass; room, when not null or empty, must equal the room claim; the path is not checked. */
     public Claims verify(String token, String room) throws Refused {
+        return verify(token, room, null);
+    }
+
+    /**
+     * Verifies a pass for a request: room and path, when not null or empty, must equal the room and path claims.
+     * The path is the request's as received, without the query: {@code request.getRequestURI()}.
+     */
+    public Claims verify(String token, String room, String path) throws Refused {
         byte[][] segs = split(token);
-        String kid = parseHeader(segs[0]);
+        String[] algAndKid = parseHeader(segs[0]);
+        String alg = algAndKid[0];
+        String kid = algAndKid[1];
         PublicKey key = keys.key(kid);
-        if (segs[2].length != 64 || !verifySignature(key, token.substring(0, token.lastIndexOf('.')), segs[2])) {
+        // The key decides the algorithm, never the header alone.
+        if (!algOf(key).equals(alg)) {
+            throw new Refused("algorithm", "alg " + alg + " does not match key " + clip(kid));
+        }
+        if (segs[2].length != 64 || !verifySignature(alg, key, token.substring(0, token.lastIndexOf('.')), segs[2])) {
             throw new Refused("signature", "the signature does not match key " + clip(kid));
         }
         Claims c = parseClaims(segs[1]);
-        check(c, room);
+        check(c, room, path);
         return c;
     }
 
-    private void check(Claims c, String room) throws Refused {
+    private void check(Claims c, String room, String path) throws Refused {
         long now = clock.instant().getEpochSecond();
         if (now >= c.expiresAt() + leeway) {
             throw new Refused("expired", "expired " + (now - c.expiresAt()) + "s ago");
@@ -192,7 +219,10 @@ public final class WaitroomPass {
             throw new Refused("audience", "aud does not name " + audience);
         }
         if (room != null && !room.isEmpty() && !room.equals(c.room())) {
-            throw new Refused("room", "room is " + clip(c.room()) + ", want " + room);
+            throw new Refused("room", "room is " + clip(c.room()) + ", want " + clip(room));
+        }
+        if (path != null && !path.isEmpty() && !path.equals(c.path())) {
+            throw new Refused("path", "path is " + clip(c.path()) + ", want " + clip(path));
         }
     }
 
@@ -238,11 +268,13 @@ public final class WaitroomPass {
         }
     }
 
-    private static String parseHeader(byte[] raw) throws Refused {
+    /** The alg and kid of a header that asks for EdDSA or ES256 and nothing this verifier does not understand. */
+    private static String[] parseHeader(byte[] raw) throws Refused {
         Map<String, Object> h = object(raw, "the header");
-        if (!"EdDSA".equals(h.get("alg"))) {
+        if (!"EdDSA".equals(h.get("alg")) && !"ES256".equals(h.get("alg"))) {
             Object alg = h.get("alg");
-            throw new Refused("algorithm", "alg " + (alg instanceof String s ? clip(s) : "(not a string)") + " is not EdDSA");
+            throw new Refused("algorithm", "alg " + (alg instanceof String s ? clip(s) : "(not a string)")
+                    + " is not EdDSA or ES256");
         }
         if (h.containsKey("crit")) {
             throw new Refused("malformed", "the header has crit");
@@ -250,7 +282,12 @@ public final class WaitroomPass {
         if (!(h.get("kid") instanceof String kid) || kid.isEmpty()) {
             throw new Refused("malformed", "the header has no kid");
         }
-        return kid;
+        return new String[] {(String) h.get("alg"), kid};
+    }
+
+    /** The alg a key of the set signs with: ES256 for its P-256 keys, EdDSA for its Ed25519 ones. */
+    private static String algOf(PublicKey key) {
+        return key instanceof ECPublicKey ? "ES256" : "EdDSA";
     }
 
     private static Claims parseClaims(byte[] raw) throws Refused {
@@ -270,7 +307,7 @@ public final class WaitroomPass {
             throw new Refused("malformed", "claim aud has the wrong type");
         }
         return new Claims(string(m, "iss"), Collections.unmodifiableList(aud), string(m, "sub"), string(m, "room"),
-                integer(m, "tkt", false), integer(m, "iat", true), integer(m, "exp", true));
+                string(m, "path"), integer(m, "tkt", false), integer(m, "iat", true), integer(m, "exp", true));
     }
 
     private static String string(Map<String, Object> m, String name) throws Refused {
@@ -308,9 +345,10 @@ public final class WaitroomPass {
         throw new Refused("malformed", what + " is not a JSON object");
     }
 
-    private static boolean verifySignature(PublicKey key, String signed, byte[] sig) {
+    private static boolean verifySignature(String alg, PublicKey key, String signed, byte[] sig) {
         try {
-            Signature s = Signature.getInstance("Ed25519");
+            // ES256 signatures are r and s, 32 bytes each (RFC 7518 3.4): the JDK's P1363 format, not DER.
+            Signature s = Signature.getInstance("ES256".equals(alg) ? "SHA256withECDSAinP1363Format" : "Ed25519");
             s.initVerify(key);
             s.update(signed.getBytes(StandardCharsets.US_ASCII));
             return s.verify(sig);
@@ -319,7 +357,7 @@ public final class WaitroomPass {
         }
     }
 
-    /** Reads a JWK Set, keeping its Ed25519 signing keys (others are skipped); kid to key. */
+    /** Reads a JWK Set, keeping its Ed25519 and P-256 signing keys (others are skipped); kid to key. */
     static Map<String, PublicKey> parseJwks(String json) {
         Object root;
         try {
@@ -335,23 +373,29 @@ public final class WaitroomPass {
         }
         Map<String, PublicKey> out = new HashMap<>();
         for (Object o : list) {
-            if (!(o instanceof Map<?, ?> k) || !"OKP".equals(k.get("kty")) || !"Ed25519".equals(k.get("crv"))
-                    || !optional(k, "alg", "EdDSA") || !optional(k, "use", "sig") || !(k.get("x") instanceof String x)) {
+            if (!(o instanceof Map<?, ?> k) || !optional(k, "use", "sig") || !(k.get("x") instanceof String x)) {
                 continue;
             }
             byte[] raw = decodeSegment(x);
-            if (raw == null || raw.length != 32) {
-                continue;
-            }
-            String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x);
             try {
-                out.putIfAbsent(kid, publicKey(raw));
+                if ("OKP".equals(k.get("kty")) && "Ed25519".equals(k.get("crv")) && optional(k, "alg", "EdDSA")
+                        && raw != null && raw.length == 32) {
+                    String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x);
+                    out.putIfAbsent(kid, publicKey(raw));
+                } else if ("EC".equals(k.get("kty")) && "P-256".equals(k.get("crv")) && optional(k, "alg", "ES256")
+                        && k.get("y") instanceof String y && raw != null && raw.length == 32) {
+                    byte[] rawY = decodeSegment(y);
+                    if (rawY != null && rawY.length == 32) {
+                        String kid = k.get("kid") instanceof String s && !s.isEmpty() ? s : thumbprint(x, y);
+                        out.putIfAbsent(kid, ecPublicKey(raw, rawY));
+                    }
+                }
             } catch (GeneralSecurityException e) {
-                // not a key this JDK accepts: skipped like any other key it does not understand
+                // not a key this JDK accepts (or off the curve): skipped like any other key it does not understand
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("reading the key set: no Ed25519 signing key in it");
+            throw new IllegalArgumentException("reading the key set: no Ed25519 or P-256 signing key in it");
         }
         return out;
     }
@@ -368,10 +412,34 @@ public final class WaitroomPass {
         return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(der));
     }
 
+    /** A P-256 public key from the JWK's coordinates, refused unless the point is on the curve. */
+    static PublicKey ecPublicKey(byte[] x, byte[] y) throws GeneralSecurityException {
+        AlgorithmParameters params = AlgorithmParameters.getInstance("EC");
+        params.init(new ECGenParameterSpec("secp256r1"));
+        ECParameterSpec spec = params.getParameterSpec(ECParameterSpec.class);
+        BigInteger px = new BigInteger(1, x);
+        BigInteger py = new BigInteger(1, y);
+        BigInteger p = ((ECFieldFp) spec.getCurve().getField()).getP();
+        BigInteger rhs = px.pow(3).add(spec.getCurve().getA().multiply(px)).add(spec.getCurve().getB());
+        if (px.compareTo(p) >= 0 || py.compareTo(p) >= 0 || !py.multiply(py).subtract(rhs).mod(p).equals(BigInteger.ZERO)) {
+            throw new GeneralSecurityException("the point is not on P-256");
+        }
+        return KeyFactory.getInstance("EC").generatePublic(new ECPublicKeySpec(new ECPoint(px, py), spec));
+    }
+
+    /** The RFC 7638 thumbprint of a P-256 JWK with these coordinates: the pass's kid. */
+    static String thumbprint(String x, String y) {
+        return sha256(("{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"" + x + "\",\"y\":\"" + y + "\"}")
+                .getBytes(StandardCharsets.UTF_8));
+    }
+
     /** The RFC 7638 thumbprint of an Ed25519 JWK with this x: the pass's kid. */
     static String thumbprint(String x) {
+        return sha256(("{\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"" + x + "\"}").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String sha256(byte[] canon) {
         try {
-            byte[] canon = ("{\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"" + x + "\"}").getBytes(StandardCharsets.UTF_8);
             return B64_ENC.encodeToString(java.security.MessageDigest.getInstance("SHA-256").digest(canon));
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
@@ -740,11 +808,11 @@ public final class WaitroomPass {
         String jwks = opt.get("jwks");
         if (jwks == null || opt.get("audience") == null) {
             System.err.println("usage: java WaitroomPass.java --jwks URL|FILE --audience NAME [--issuer NAME]"
-                    + " [--room NAME] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]");
+                    + " [--room NAME] [--path PATH] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]");
             System.exit(2);
         }
         Builder b = builder().audience(opt.get("audience")).issuer(opt.getOrDefault("issuer", ""))
-                .leeway(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("leeway", "30"))))
+                .leeway(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("leeway", "5"))))
                 .minRefetch(Duration.ofSeconds(Long.parseLong(opt.getOrDefault("min-refetch", "30"))));
         if (jwks.startsWith("http://") || jwks.startsWith("https://")) {
             b.jwksUrl(jwks);
@@ -753,9 +821,10 @@ public final class WaitroomPass {
         }
         WaitroomPass v = b.build();
         String room = opt.getOrDefault("room", "");
+        String path = opt.getOrDefault("path", "");
         if (!tokens.isEmpty()) {
             try {
-                System.out.println(v.verify(tokens.get(0), room).toJson());
+                System.out.println(v.verify(tokens.get(0), room, path).toJson());
                 System.exit(0);
             } catch (Refused e) {
                 System.out.println("refused " + e.getMessage());
@@ -764,10 +833,11 @@ public final class WaitroomPass {
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
-            int tab = line.indexOf('\t');
-            String lineRoom = tab < 0 ? room : line.substring(0, tab);
+            String[] f = line.split("\t", -1);
+            String lineRoom = f.length >= 2 ? f[0] : room;
+            String linePath = f.length >= 3 ? f[1] : path;
             try {
-                System.out.println("ok " + v.verify(tab < 0 ? line : line.substring(tab + 1), lineRoom).toJson());
+                System.out.println("ok " + v.verify(f[f.length - 1], lineRoom, linePath).toJson());
             } catch (Refused e) {
                 System.out.println("refused " + e.reason() + " " + e.getMessage());
             }

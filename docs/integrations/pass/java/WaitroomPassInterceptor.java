@@ -1,11 +1,12 @@
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.util.Enumeration;
+import java.util.function.Function;
 import org.springframework.web.servlet.HandlerInterceptor;
 
 /**
  * An example, for Spring MVC 6 (Spring Boot 3): refuses a request that does not carry exactly one valid waitroom
- * pass for the room, with 403 (503 when the gateway's key set cannot be loaded), and leaves the verified claims in
+ * pass for the room and the request's own path ({@code getRequestURI()}), with 403 (503 when the gateway's key set cannot be loaded), and leaves the verified claims in
  * the request attribute {@value #ATTRIBUTE}. Copy it and WaitroomPass.java (the tested verifier it relies on) into
  * your application's package, then register it for the paths the room guards:
  *
@@ -19,6 +20,9 @@ import org.springframework.web.servlet.HandlerInterceptor;
  *     @Override
  *     public void addInterceptors(InterceptorRegistry registry) {
  *         registry.addInterceptor(new WaitroomPassInterceptor(passes, "concert")).addPathPatterns("/bookings/**");
+ *         // Rooms filled from a template ("event-{id}" on /events/{id}/): the room from the request.
+ *         registry.addInterceptor(new WaitroomPassInterceptor(passes,
+ *             req -> "event-" + req.getRequestURI().split("/")[2])).addPathPatterns("/events/{id}/checkout");
  *     }
  * }
  * }</pre>
@@ -32,11 +36,20 @@ public final class WaitroomPassInterceptor implements HandlerInterceptor {
 
     private final WaitroomPass passes;
     private final String room;
+    private final Function<HttpServletRequest, String> roomOf;
 
     /** room: the room a pass must be for; null or empty accepts any room of the audience. */
     public WaitroomPassInterceptor(WaitroomPass passes, String room) {
         this.passes = passes;
         this.room = room;
+        this.roomOf = null;
+    }
+
+    /** roomOf: the room a pass must be for, named from the request; null or empty refuses the request. */
+    public WaitroomPassInterceptor(WaitroomPass passes, Function<HttpServletRequest, String> roomOf) {
+        this.passes = passes;
+        this.room = null;
+        this.roomOf = roomOf;
     }
 
     @Override
@@ -52,7 +65,11 @@ public final class WaitroomPassInterceptor implements HandlerInterceptor {
             if (count != 1) {
                 throw new WaitroomPass.Refused("missing", "want one " + WaitroomPass.HEADER + " header, got " + count);
             }
-            request.setAttribute(ATTRIBUTE, passes.verify(token, room));
+            String want = roomOf == null ? room : roomOf.apply(request);
+            if (roomOf != null && (want == null || want.isEmpty())) {
+                throw new WaitroomPass.Refused("room", "the request names no room");
+            }
+            request.setAttribute(ATTRIBUTE, passes.verify(token, want, request.getRequestURI()));
             return true;
         } catch (WaitroomPass.Refused refused) {
             // Log refused.reason() if you like; never the token. The answer says nothing a forger could use.

@@ -2,32 +2,40 @@
 // node:crypto alone (Node 20 or later).
 //
 // A pass is a compact JWS: base64url(header).base64url(claims).base64url(sig),
-// header {"alg":"EdDSA","kid":...,"typ":"JWT"}, an Ed25519 signature over the
-// first two segments and the dot, claims iss, aud, sub, room, tkt, iat, exp.
-// The gateway publishes its public keys as a JWK Set.
+// header {"alg":"EdDSA","kid":...,"typ":"JWT"} (or "ES256" with pass.algorithm:
+// ES256), an Ed25519 (or ECDSA P-256) signature over the first two segments
+// and the dot, claims iss, aud, sub, room, path, tkt,
+// iat, exp. The gateway publishes its public keys as a JWK Set.
 //
 //   import { WaitroomPassVerifier, waitroomPass } from './waitroom-pass.mjs';
 //   const passes = new WaitroomPassVerifier({
 //     jwksUrl: 'https://tickets.example.com/.waitroom/jwks.json',
 //     issuer: 'waitroom', audience: 'shop' });
 //   app.post('/bookings', waitroomPass(passes, { room: 'concert' }), (req, res) => {
-//     // req.waitroomPass: { iss, aud, sub, room, tkt, iat, exp }
+//     // req.waitroomPass: { iss, aud, sub, room, path, tkt, iat, exp }
 //   });
+//   // Rooms filled from a template ("event-{id}"): the room from the request.
+//   app.post('/events/:id/checkout', waitroomPass(passes, { room: (req) => `event-${req.params.id}` }), ...);
+//
+// A pass is for one path: the middleware checks the path claim against the
+// request's own path (as received, without the query); give path: (req) =>
+// '...' when a proxy in front rewrites paths.
 //
 // Checks, in this order (the Go and Java verifiers use the same order and
 // reason codes): size (4 KiB) and shape (three canonical base64url segments)
-// "malformed"; header alg EdDSA "algorithm", no crit and a kid "malformed";
+// "malformed"; header alg EdDSA or ES256, matching the key, "algorithm", no crit and a kid "malformed";
 // the kid in the key set "unknown_key" (or "keys_unavailable"); the signature
 // "signature"; the claims JSON "malformed"; exp plus leeway in the future
 // "expired"; iat at most leeway in the future "not_yet_valid"; iss "issuer";
-// aud "audience"; room "room".
+// aud "audience"; room "room"; path "path".
 //
 // Run as a program to check passes by hand or from tests:
 //   node waitroom-pass.mjs --jwks URL|FILE --audience shop [--issuer waitroom]
-//     [--room concert] [--leeway 30] [--min-refetch 30] [TOKEN]
+//     [--room concert] [--path /events/1] [--leeway 5] [--min-refetch 30] [TOKEN]
 // With a TOKEN it prints the claims as JSON (exit 0) or the reason (exit 1);
-// without, it reads "room TAB token" lines from stdin and answers each with
-// "ok {claims}" or "refused reason detail".
+// without, it reads "room TAB path TAB token" lines from stdin (an empty
+// room or path checks none) and answers each with "ok {claims}" or
+// "refused reason detail".
 
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -42,7 +50,7 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
 
 // PassError is a refusal: reason is one of missing, malformed, algorithm,
 // unknown_key, keys_unavailable, signature, expired, not_yet_valid, issuer,
-// audience, room; the message is a detail without the token.
+// audience, room, path; the message is a detail without the token.
 export class PassError extends Error {
   constructor(reason, detail) {
     super(`${reason}: ${detail}`);
@@ -90,30 +98,44 @@ function parseObject(bytes, what) {
 
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
-// thumbprint is the RFC 7638 thumbprint of an Ed25519 JWK: the pass's kid.
-export function thumbprint(x) {
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
+// thumbprint is the RFC 7638 thumbprint of an Ed25519 JWK (x) or a P-256
+// one (x and y): the pass's kid.
+export function thumbprint(x, y) {
+  const canon = y === undefined ? `{"crv":"Ed25519","kty":"OKP","x":"${x}"}` : `{"crv":"P-256","kty":"EC","x":"${x}","y":"${y}"}`;
+  return createHash('sha256').update(canon).digest('base64url');
 }
 
-// parseJwks keeps the Ed25519 signing keys of a JWK Set (others are skipped)
-// as a Map from kid to KeyObject.
+// jwkKey is { alg, key } for an Ed25519 (EdDSA) or P-256 (ES256) signing
+// JWK, or null for any other.
+function jwkKey(k) {
+  if (!k || (has(k, 'use') && k.use !== 'sig')) return null;
+  const x = decodeSegment(k.x);
+  try {
+    if (k.kty === 'OKP' && k.crv === 'Ed25519' && (!has(k, 'alg') || k.alg === 'EdDSA') && x?.length === 32) {
+      return { alg: 'EdDSA', key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' }), kid: thumbprint(k.x) };
+    }
+    const y = decodeSegment(k.y);
+    if (k.kty === 'EC' && k.crv === 'P-256' && (!has(k, 'alg') || k.alg === 'ES256') && x?.length === 32 && y?.length === 32) {
+      return { alg: 'ES256', key: createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: k.x, y: k.y }, format: 'jwk' }), kid: thumbprint(k.x, k.y) };
+    }
+  } catch { /* a key this runtime does not accept (off the curve) is skipped like any other */ }
+  return null;
+}
+
+// parseJwks keeps the Ed25519 and P-256 signing keys of a JWK Set (others
+// are skipped) as a Map from kid to { alg, key }.
 export function parseJwks(set) {
   if (typeof set === 'string') set = JSON.parse(set);
   if (!set || !Array.isArray(set.keys)) throw new Error('reading the key set: not a JSON object with a keys array');
   if (set.keys.length > MAX_KEYS) throw new Error(`reading the key set: ${set.keys.length} keys, at most ${MAX_KEYS}`);
   const out = new Map();
   for (const k of set.keys) {
-    if (!k || k.kty !== 'OKP' || k.crv !== 'Ed25519') continue;
-    if ((has(k, 'alg') && k.alg !== 'EdDSA') || (has(k, 'use') && k.use !== 'sig')) continue;
-    const raw = decodeSegment(k.x);
-    if (!raw || raw.length !== 32) continue;
-    const kid = typeof k.kid === 'string' && k.kid !== '' ? k.kid : thumbprint(k.x);
-    if (out.has(kid)) continue;
-    try {
-      out.set(kid, createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, format: 'jwk' }));
-    } catch { /* a key this runtime does not accept is skipped like any other */ }
+    const entry = jwkKey(k);
+    if (!entry) continue;
+    const kid = typeof k.kid === 'string' && k.kid !== '' ? k.kid : entry.kid;
+    if (!out.has(kid)) out.set(kid, { alg: entry.alg, key: entry.key });
   }
-  if (out.size === 0) throw new Error('reading the key set: no Ed25519 signing key in it');
+  if (out.size === 0) throw new Error('reading the key set: no Ed25519 or P-256 signing key in it');
   return out;
 }
 
@@ -123,10 +145,11 @@ export class WaitroomPassVerifier {
   // Options: jwksUrl (fetched on first use, then every refreshSeconds) or
   // jwks (an object or JSON string); audience (required: the site's name as
   // the gateway knows it); issuer (checked when not empty); leewaySeconds
-  // (clock skew on exp and iat, default 30); minRefetchSeconds (least time
+  // (clock skew on exp and iat, default 5: a revoked pass is refused within
+  // the gateway's pass.ttl plus this); minRefetchSeconds (least time
   // between fetches an unknown kid or a failure may start, default 30);
   // timeoutMs (one fetch, default 5000); now (ms clock, default Date.now).
-  constructor({ jwksUrl, jwks, audience, issuer = '', leewaySeconds = 30, refreshSeconds = 300,
+  constructor({ jwksUrl, jwks, audience, issuer = '', leewaySeconds = 5, refreshSeconds = 300,
     minRefetchSeconds = 30, timeoutMs = 5000, now = Date.now } = {}) {
     if (!audience) throw new Error('audience is required');
     if (!(leewaySeconds >= 0)) throw new Error('leewaySeconds must not be negative');
@@ -144,27 +167,34 @@ export class WaitroomPassVerifier {
     }
   }
 
-  // verify resolves to the claims, or rejects with a PassError. room, when
-  // not empty, must equal the room claim.
-  async verify(token, { room = '' } = {}) {
+  // verify resolves to the claims, or rejects with a PassError. room and
+  // path, when not empty, must equal the room and path claims.
+  async verify(token, { room = '', path = '' } = {}) {
     const [h, p, sig, signed] = split(token);
-    const kid = parseHeader(h);
-    const key = await this.#key(kid);
-    if (sig.length !== 64 || !verifySignature(null, Buffer.from(signed, 'ascii'), key, sig)) {
+    const { alg, kid } = parseHeader(h);
+    const { alg: keyAlg, key } = await this.#key(kid);
+    // The key decides the algorithm, never the header alone.
+    if (keyAlg !== alg) refuse('algorithm', `alg ${alg} does not match key ${clip(kid)}`);
+    const data = Buffer.from(signed, 'ascii');
+    const good = sig.length === 64 && (alg === 'EdDSA'
+      ? verifySignature(null, data, key, sig)
+      : verifySignature('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, sig));
+    if (!good) {
       refuse('signature', `the signature does not match key ${clip(kid)}`);
     }
     const claims = parseClaims(p);
-    this.#check(claims, room);
+    this.#check(claims, room, path);
     return claims;
   }
 
-  #check(c, room) {
+  #check(c, room, path) {
     const now = Math.floor(this.now() / 1000);
     if (now >= c.exp + this.leeway) refuse('expired', `expired ${now - c.exp}s ago`);
     if (c.iat > now + this.leeway) refuse('not_yet_valid', `issued ${c.iat - now}s in the future`);
     if (this.issuer && c.iss !== this.issuer) refuse('issuer', `iss is ${clip(c.iss)}, want ${this.issuer}`);
     if (!c.aud.includes(this.audience)) refuse('audience', `aud does not name ${this.audience}`);
-    if (room && c.room !== room) refuse('room', `room is ${clip(c.room)}, want ${room}`);
+    if (room && c.room !== room) refuse('room', `room is ${clip(c.room)}, want ${clip(room)}`);
+    if (path && c.path !== path) refuse('path', `path is ${clip(c.path)}, want ${clip(path)}`);
   }
 
   // A known kid is answered at once (from a set older than refresh too,
@@ -235,10 +265,10 @@ function split(token) {
 
 function parseHeader(bytes) {
   const h = parseObject(bytes, 'the header');
-  if (h.alg !== 'EdDSA' || !has(h, 'alg')) refuse('algorithm', `alg ${typeof h.alg === 'string' ? clip(h.alg) : '(not a string)'} is not EdDSA`);
+  if (!has(h, 'alg') || (h.alg !== 'EdDSA' && h.alg !== 'ES256')) refuse('algorithm', `alg ${typeof h.alg === 'string' ? clip(h.alg) : '(not a string)'} is not EdDSA or ES256`);
   if (has(h, 'crit')) refuse('malformed', 'the header has crit');
   if (typeof h.kid !== 'string' || h.kid === '') refuse('malformed', 'the header has no kid');
-  return h.kid;
+  return { alg: h.alg, kid: h.kid };
 }
 
 function parseClaims(bytes) {
@@ -255,21 +285,33 @@ function parseClaims(bytes) {
   if (typeof m.aud === 'string') aud = [m.aud];
   else if (Array.isArray(m.aud) && m.aud.every((a) => typeof a === 'string')) aud = m.aud;
   else if (has(m, 'aud')) refuse('malformed', 'claim aud has the wrong type');
-  return { iss: str('iss'), aud, sub: str('sub'), room: str('room'), tkt: int('tkt', false), iat: int('iat', true), exp: int('exp', true) };
+  return { iss: str('iss'), aud, sub: str('sub'), room: str('room'), path: str('path'), tkt: int('tkt', false), iat: int('iat', true), exp: int('exp', true) };
+}
+
+// requestPath is the path of a request as received, without the query:
+// Express's originalUrl (req.url is cut under a mounted router), else url.
+export function requestPath(req) {
+  const url = req.originalUrl ?? req.url ?? '';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 // waitroomPass is middleware for Express or plain node:http: a request
-// without exactly one valid pass for the room gets 403 (503 when the key set
-// cannot be loaded) and a short text body; a valid one goes on with the
-// claims in req.waitroomPass.
-export function waitroomPass(verifier, { room = '', header = HEADER } = {}) {
+// without exactly one valid pass for the room and its own path gets 403
+// (503 when the key set cannot be loaded) and a short text body; a valid one
+// goes on with the claims in req.waitroomPass. room is a name or a function
+// of the request (template rooms); path a function of the request, default
+// requestPath (return '' to check none).
+export function waitroomPass(verifier, { room = '', path = requestPath, header = HEADER } = {}) {
   const name = header.toLowerCase();
   return async (req, res, next) => {
     const values = req.headersDistinct ? (req.headersDistinct[name] ?? []) : [req.headers[name]].filter(Boolean);
     let claims;
     try {
       if (values.length !== 1) refuse('missing', `want one ${header} header, got ${values.length}`);
-      claims = await verifier.verify(values[0], { room });
+      const want = typeof room === 'function' ? room(req) : room;
+      if (typeof room === 'function' && !want) refuse('room', 'the request names no room');
+      claims = await verifier.verify(values[0], { room: want, path: path ? path(req) : '' });
     } catch (err) {
       // Log err.reason if you like; never the token.
       const unavailable = err instanceof PassError && err.reason === 'keys_unavailable';
@@ -292,19 +334,20 @@ async function main(argv) {
     else tokens.push(argv[i]);
   }
   if (!opt.jwks || !opt.audience) {
-    console.error('usage: node waitroom-pass.mjs --jwks URL|FILE --audience NAME [--issuer NAME] [--room NAME] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]');
+    console.error('usage: node waitroom-pass.mjs --jwks URL|FILE --audience NAME [--issuer NAME] [--room NAME] [--path PATH] [--leeway SECONDS] [--min-refetch SECONDS] [TOKEN]');
     process.exit(2);
   }
   const source = /^https?:\/\//.test(opt.jwks) ? { jwksUrl: opt.jwks } : { jwks: readFileSync(opt.jwks, 'utf8') };
   const v = new WaitroomPassVerifier({
     ...source, audience: opt.audience, issuer: opt.issuer ?? '',
-    leewaySeconds: Number(opt.leeway ?? 30), minRefetchSeconds: Number(opt['min-refetch'] ?? 30),
+    leewaySeconds: Number(opt.leeway ?? 5), minRefetchSeconds: Number(opt['min-refetch'] ?? 30),
   });
   const room = opt.room ?? '';
+  const path = opt.path ?? '';
   const out = (line) => new Promise((resolve) => process.stdout.write(line + '\n', resolve));
   if (tokens.length > 0) {
     try {
-      await out(JSON.stringify(await v.verify(tokens[0], { room })));
+      await out(JSON.stringify(await v.verify(tokens[0], { room, path })));
       process.exit(0);
     } catch (err) {
       if (!(err instanceof PassError)) throw err;
@@ -313,10 +356,10 @@ async function main(argv) {
     }
   }
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    const tab = line.indexOf('\t');
-    const [lineRoom, token] = tab < 0 ? [room, line] : [line.slice(0, tab), line.slice(tab + 1)];
+    const f = line.split('\t');
+    const [lineRoom, linePath, token] = f.length >= 3 ? f : f.length === 2 ? [f[0], path, f[1]] : [room, path, line];
     try {
-      await out(`ok ${JSON.stringify(await v.verify(token, { room: lineRoom }))}`);
+      await out(`ok ${JSON.stringify(await v.verify(token, { room: lineRoom, path: linePath }))}`);
     } catch (err) {
       if (!(err instanceof PassError)) throw err;
       await out(`refused ${err.reason} ${err.message}`);

@@ -10,17 +10,23 @@ import java.util.List;
 import java.util.Map;
 
 // Runs WaitroomPassInterceptor.preHandle against stand-in requests, for the
-// Go tests: InterceptorCheck JWKS_FILE ROOM HEADERS... where each HEADERS is
-// "-" (no Waitroom-Pass header) or passes separated by commas (one header
-// each). Prints, per request: proceeded, status, the room of the claims left
-// in the request attribute (or -), and Cache-Control (or -).
+// Go tests: InterceptorCheck JWKS_FILE ROOM REQUESTS... where each REQUESTS
+// is a path, a space, then "-" (no Waitroom-Pass header) or passes separated
+// by commas (one header each). ROOM "event-*" names the room from the path's
+// second segment ("event-" + it), as a site of template rooms does. Prints,
+// per request: proceeded, status, the room of the claims left in the request
+// attribute (or -), and Cache-Control (or -).
 public final class InterceptorCheck {
     public static void main(String[] args) throws Exception {
         WaitroomPass passes = WaitroomPass.builder().jwks(Files.readString(Path.of(args[0])))
                 .issuer("waitroom").audience("shop").build();
-        WaitroomPassInterceptor interceptor = new WaitroomPassInterceptor(passes, args[1]);
+        WaitroomPassInterceptor interceptor = args[1].equals("event-*")
+                ? new WaitroomPassInterceptor(passes, req -> "event-" + req.getRequestURI().split("/")[2])
+                : new WaitroomPassInterceptor(passes, args[1]);
         for (int i = 2; i < args.length; i++) {
-            List<String> values = args[i].equals("-") ? List.of() : Arrays.asList(args[i].split(","));
+            String[] pathAndPasses = args[i].split(" ", 2);
+            String path = pathAndPasses[0];
+            List<String> values = pathAndPasses[1].equals("-") ? List.of() : Arrays.asList(pathAndPasses[1].split(","));
             Map<String, Object> attrs = new HashMap<>();
             Map<String, String> headers = new HashMap<>();
             int[] status = {200};
@@ -34,6 +40,11 @@ public final class InterceptorCheck {
                 @Override
                 public void setAttribute(String name, Object o) {
                     attrs.put(name, o);
+                }
+
+                @Override
+                public String getRequestURI() {
+                    return path;
                 }
             };
             HttpServletResponse resp = new HttpServletResponse() {
