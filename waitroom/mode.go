@@ -98,6 +98,9 @@ func (o Override) Apply(r Room) (Limits, Mode) {
 	if o.Mode != "" {
 		mode = o.Mode
 	}
+	if r.Closing {
+		mode = ModeReject // no override reopens a room being deleted
+	}
 	switch mode {
 	case ModePaused, ModeReject:
 		lim.MaxActive = 0

@@ -184,6 +184,11 @@ type Room struct {
 	// Source says where the room comes from (SourceFile, SourceAPI,
 	// SourceTemplate), for the admin API.
 	Source string
+	// Closing marks a room being deleted (DELETE of an API room): it is
+	// closed (ModeReject) whatever its mode or an override says, so the
+	// people inside finish their sessions and nobody else goes in, until
+	// its sessions end and its routes go.
+	Closing bool
 }
 
 // Where a room comes from.

@@ -96,7 +96,9 @@ func (g *Gate) socketEnds(ctx context.Context, lr *liveRoom, v Visitor, id strin
 	if g.rooms.get(lr.name) == nil {
 		return "room removed"
 	}
-	if lr.eff.Load().Mode == ModeReject {
+	// A room being deleted is closed to everyone else, but the people
+	// inside finish their sessions, sockets included (Room.Closing).
+	if lr.eff.Load().Mode == ModeReject && !lr.room().Closing {
 		return "room closed"
 	}
 	lim := lr.limits()

@@ -20,8 +20,11 @@ type RoomView struct {
 	Name string `json:"name"`
 	// Source is where the room comes from: "yaml", "api" or "template";
 	// Template names the template of a room filled in from one.
-	Source     string        `json:"source"`
-	Template   string        `json:"template,omitempty"`
+	Source   string `json:"source"`
+	Template string `json:"template,omitempty"`
+	// Closing is true for an API room being deleted: it stays in service,
+	// closed, until the sessions inside end, then its routes go.
+	Closing    bool          `json:"closing,omitempty"`
 	Mode       waitroom.Mode `json:"mode"`
 	Configured LimitsView    `json:"configured"`
 	Override   *OverrideView `json:"override"`
@@ -106,7 +109,7 @@ func (a *admin) view(name string) RoomView {
 	eff, st := info.Effective, info.Stats
 	v := RoomView{
 		Name: name, Title: info.Room.Title, Mode: eff.Mode, Message: info.Message,
-		Source: info.Room.Source, Template: info.Room.Template,
+		Source: info.Room.Source, Template: info.Room.Template, Closing: info.Room.Closing,
 		Configured: LimitsView{MaxActive: info.Room.Limits.MaxActive, AdmitRate: info.Room.Limits.AdmitRate.String(), Mode: info.Room.Mode},
 		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
 		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,

@@ -24,8 +24,10 @@ type RoomDefiner interface {
 	// *RoomProblems, *RoomConflict, waitroom.ErrExists,
 	// waitroom.ErrNotFound, the store's.
 	DefineRoom(ctx context.Context, name string, body []byte, replace bool) error
-	// DeleteRoom removes the room name. Errors: *RoomConflict,
-	// waitroom.ErrNotFound, the store's.
+	// DeleteRoom removes the room name: at once when nobody is inside,
+	// else it closes it (waitroom.Room.Closing) and removes it once the
+	// sessions inside end. Errors: *RoomConflict, waitroom.ErrNotFound,
+	// the store's.
 	DeleteRoom(ctx context.Context, name string) error
 }
 
@@ -87,6 +89,12 @@ func (a *admin) deleteRoom(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("room")
 	if a.answerDefine(w, "deleting room "+quote(name), a.Definer.DeleteRoom(r.Context(), name)) {
 		a.Log.Info("room deleted through the admin API", zap.String("room", name))
+		// A room with people inside stays in service, closed, until their
+		// sessions end: the answer says so, and how many are inside.
+		if info, ok := a.Rooms.Info(name); ok && info.Room.Closing {
+			writeJSON(w, http.StatusAccepted, map[string]any{"deleted": name, "closing": true, "active": info.Stats.Active})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"deleted": name})
 	}
 }

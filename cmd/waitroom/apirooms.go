@@ -27,6 +27,10 @@ import (
 type apiRoom struct {
 	RoomConfig
 	Routes []apiRoute `json:"routes"`
+	// Deleting is set by DELETE on a room with people inside (App.
+	// DeleteRoom), never by a body: the room stays in service, closed
+	// (waitroom.Room.Closing), until its sessions end (finishDeletions).
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // apiRoute is a route to an API room: the room is the one it belongs to.
@@ -59,6 +63,9 @@ func decodeAPIRoom(body []byte) (apiRoom, error) {
 // bound. The rest is build's to check.
 func (d apiRoom) check() []string {
 	var problems []string
+	if d.Deleting {
+		problems = append(problems, "deleting: set by DELETE /admin/api/rooms/{room} only")
+	}
 	if d.Page.Template != "" {
 		problems = append(problems, "page.template: cannot be set through the API (it names a file on the gateway's disk)")
 	}
@@ -256,6 +263,7 @@ func markSources(s *Settings, defs map[string]apiRoom, skipped map[string]error)
 			r.Source = waitroom.SourceTemplate
 		case api && skipped[r.Name] == nil:
 			r.Source = waitroom.SourceAPI
+			r.Closing = defs[r.Name].Deleting
 		default:
 			r.Source = waitroom.SourceFile
 		}

@@ -84,10 +84,15 @@ func TestAPIRooms_AcrossInstancesAndRestarts(t *testing.T) {
 	if up.count() == before {
 		t.Fatal("nobody reached the site after max_active went up")
 	}
-	if code, _, body := admin.do("DELETE", "/admin/api/rooms/presale", ""); code != 200 {
+	if code, _, body := admin.do("DELETE", "/admin/api/rooms/presale", ""); code != 202 { // people inside: it closes first
 		t.Fatalf("delete: %d %s", code, body)
 	}
-	waitFor(t, 3*time.Second, func() bool { return in.getJSON("/.waitroom/status?room=presale").state() == "closed" })
+	// The visitor inside finishes the session; a newcomer hears "closed"
+	// (TestAPIRooms_DeleteNeverOpensPaths follows it to the end).
+	waitFor(t, 3*time.Second, func() bool { return newVisitor(t, baseB2).getJSON("/presale/x").state() == "closed" })
+	if r := in.get("/presale/in"); r.body != "site:/presale/in" {
+		t.Fatalf("the visitor inside, after DELETE: %d %.200s", r.status, r.body)
+	}
 }
 
 // Bad bodies get 400 naming the field; a room of the file and a route in

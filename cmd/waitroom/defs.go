@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -84,6 +87,7 @@ func (a *App) syncDefinitions(ctx context.Context) {
 		if err := a.refreshDefinitions(ctx, false); err != nil && ctx.Err() == nil {
 			a.log.Debug("reading the API rooms", zap.Error(err))
 		}
+		a.finishDeletions(ctx)
 	}
 }
 
@@ -184,29 +188,120 @@ func refusal(problems error) error {
 	return r
 }
 
-// DeleteRoom removes the API room name: its routes go, the people inside
-// finish their sessions, those waiting are told it is closed.
+// DeleteRoom removes the API room name. Deleting a room in the middle of a
+// sale must never open its paths: while anyone is inside (the store's
+// count, every instance's sessions), the room is marked deleting in the
+// store and stays in service on every instance, closed whatever an
+// override says (waitroom.Room.Closing): the people inside finish their
+// sessions, everyone else hears "closed" on its paths (not a 404, and not
+// a catch-all route that covers them), and finishDeletions removes it once
+// its sessions end. With nobody inside, its routes go at once.
 func (a *App) DeleteRoom(ctx context.Context, name string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
 	if _, ok := a.file.Rooms[name]; ok {
 		return &web.RoomConflict{Reason: "room " + name + " is written in the configuration file; remove it there"}
 	}
+	if d, ok := a.defs[name]; ok && d.Deleting {
+		return nil // closing already: a second DELETE changes nothing
+	}
+	st, err := a.store.Stats(ctx, name)
+	if err != nil {
+		return err
+	}
+	if st.Active > 0 {
+		return a.markDeleting(ctx, name)
+	}
+	return a.removeDefinition(ctx, name)
+}
+
+// markDeleting writes the stored body of name again with "deleting" set,
+// so every instance serves the room closed, and serves it so here at
+// once. Called under reloadMu.
+func (a *App) markDeleting(ctx context.Context, name string) error {
+	all, err := a.store.LoadDefinitions(ctx)
+	if err != nil {
+		return err
+	}
+	raw, ok := all.Bodies[name]
+	if !ok {
+		return fmt.Errorf("deleting room %q: %w", name, waitroom.ErrNotFound)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return fmt.Errorf("deleting room %q: its stored body does not read: %w", name, err)
+	}
+	fields["deleting"] = json.RawMessage("true")
+	body, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	d, err := decodeAPIRoom(body)
+	if err != nil {
+		return fmt.Errorf("deleting room %q: %w", name, err)
+	}
+	v, err := a.store.PutDefinition(ctx, name, body, waitroom.PutReplace)
+	if err != nil {
+		return err
+	}
+	defs := maps.Clone(a.defs)
+	if defs == nil {
+		defs = map[string]apiRoom{}
+	}
+	defs[name] = d
+	if _, err := a.serve(a.file, defs, v); err != nil {
+		return err
+	}
+	a.log.Info("API room closing: it is removed once the sessions inside end", zap.String("room", name))
+	return nil
+}
+
+// removeDefinition deletes the definition of name from the store and
+// serves the rest: the room's routes go. Called under reloadMu.
+func (a *App) removeDefinition(ctx context.Context, name string) error {
 	v, err := a.store.DeleteDefinition(ctx, name)
 	if err != nil {
 		return err
 	}
-	defs := make(map[string]apiRoom, len(a.defs))
-	for k, d := range a.defs {
-		if k != name {
-			defs[k] = d
-		}
-	}
+	defs := maps.Clone(a.defs)
+	delete(defs, name)
 	if _, err := a.serve(a.file, defs, v); err != nil {
 		return err
 	}
 	a.log.Info("API room deleted", zap.String("room", name))
 	return nil
+}
+
+// finishDeletions removes each room marked deleting whose sessions have
+// all ended. Every instance runs it after each look at the store
+// (syncDefinitions); the first to see the room empty deletes it, and the
+// others follow the version. In a closing room nobody is admitted, so the
+// count it reads can only fall.
+func (a *App) finishDeletions(ctx context.Context) {
+	a.reloadMu.Lock()
+	var closing []string
+	for name, d := range a.defs {
+		if d.Deleting {
+			closing = append(closing, name)
+		}
+	}
+	a.reloadMu.Unlock()
+	sort.Strings(closing)
+	for _, name := range closing {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := a.store.Stats(sctx, name)
+		if err == nil && st.Active == 0 {
+			a.reloadMu.Lock()
+			if d, ok := a.defs[name]; ok && d.Deleting {
+				err = a.removeDefinition(sctx, name)
+			}
+			a.reloadMu.Unlock()
+		}
+		cancel()
+		if err != nil && !errors.Is(err, waitroom.ErrNotFound) && ctx.Err() == nil {
+			a.log.Debug("finishing the deletion of an API room", zap.String("room", name), zap.Error(err))
+		}
+	}
 }
 
 // displaces refuses a definition of name that would push another API

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,63 +9,8 @@ import (
 	"time"
 )
 
-// shBlocks are README's ```sh blocks that hold s.
-func shBlocks(t *testing.T, s string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
-		if strings.Contains(m[1], s) {
-			out = append(out, m[1])
-		}
-	}
-	return out
-}
-
-// The README's admin API commands run as an operator copies them, against
-// a real gateway: each answers 2xx (a release of the README's made-up
-// visitor id, 404), never 415 for a missing Content-Type or 400 for a
-// body the API does not take. curl is real (its answer reduced to the
-// status); jq, which only formats, passes that on.
-func TestREADME_AdminCommands(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Fatal("curl is not installed; make deps installs it")
-	}
-	_, site := newUpstream(t)
-	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 5"), "  site: {", "  shop: { url: "+`"`+site.URL+`"`+" }\n  site: {", 1)
-	app, _ := startGateway(t, cfg)
-	blocks := shBlocks(t, "http://127.0.0.1:9090")
-	if len(blocks) != 2 {
-		t.Fatalf("README's admin blocks: found %d, want the admin API's and the API rooms'", len(blocks))
-	}
-	admin := "http://" + app.AdminAddr().String()
-	for _, block := range blocks {
-		script := "set -eu\n" +
-			`curl() { command "$CURL" -sS -o /dev/null -w '%{http_code} %{url_effective}\n' "$@"; }` + "\n" +
-			"jq() { cat; }\n" +
-			strings.ReplaceAll(block, "http://127.0.0.1:9090", admin)
-		cmd := exec.Command("bash", "-c", script)
-		cmd.Env = append(os.Environ(), "CURL="+curl, "WAITROOM_ADMIN_TOKEN="+adminToken)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("the block failed: %v\n%s\n%s", err, block, out)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != strings.Count(block, "curl -s") {
-			t.Fatalf("%d answers for %d commands:\n%s", len(lines), strings.Count(block, "curl -s"), out)
-		}
-		for _, l := range lines {
-			code, url, _ := strings.Cut(l, " ")
-			if code[0] != '2' && !(code == "404" && strings.HasSuffix(url, "/release")) {
-				t.Errorf("README command to %s answered %s", url, code)
-			}
-		}
-	}
-}
+// README's admin commands run in TestDocs_Executed (docs_exec_test.go),
+// every answer's status checked.
 
 // docBlocks are the fenced blocks of language lang in a file under docs/.
 func docBlocks(t *testing.T, file, lang string) []string {

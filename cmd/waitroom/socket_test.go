@@ -34,7 +34,7 @@ func newWSSite(t *testing.T) *wsSite {
 	up, pages := newUpstream(t)
 	s := &wsSite{upstreamLog: up, opened: make(chan string, 16), closed: make(chan string, 16)}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/events/ws" {
+		if !strings.HasSuffix(r.URL.Path, "/ws") {
 			pages.Config.Handler.ServeHTTP(w, r)
 			return
 		}
@@ -67,6 +67,12 @@ type socket struct {
 // the handshake and, on 101, the socket.
 func openSocket(t *testing.T, base string, v *visitor) (int, *socket) {
 	t.Helper()
+	return openSocketAt(t, base, v, "/events/ws")
+}
+
+// openSocketAt is openSocket at path (ending in /ws).
+func openSocketAt(t *testing.T, base string, v *visitor, path string) (int, *socket) {
+	t.Helper()
 	u, _ := url.Parse(base)
 	conn, err := net.Dial("tcp", u.Host)
 	if err != nil {
@@ -78,8 +84,8 @@ func openSocket(t *testing.T, base string, v *visitor) (int, *socket) {
 		cookies = append(cookies, c.Name+"="+c.Value)
 	}
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(conn, "GET /events/ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s\r\n\r\n", u.Host, strings.Join(cookies, "; "))
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nCookie: %s\r\n\r\n", path, u.Host, strings.Join(cookies, "; "))
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -198,6 +204,34 @@ func TestSocket_PauseKeepsItOpen(t *testing.T) {
 	}
 	time.Sleep(4 * socketTick)
 	s.echo("still inside")
+}
+
+// DELETE of an API room with a session inside keeps that session's
+// socket open (the room closes to everyone else); when the session ends,
+// the socket closes and the routes go.
+func TestSocket_DeletedAPIRoomKeepsItOpen(t *testing.T) {
+	site := newWSSite(t)
+	app, base := startGateway(t, gwConfig(site.srv.URL, socketRoom))
+	admin := newAdmin(t, app)
+	if code, _, body := admin.do("POST", "/admin/api/rooms", `{"name":"live","max_active":5,"tick":"250ms","routes":[{"path":"/live/","upstream":"site"}]}`); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	v := newVisitor(t, base)
+	if r := v.get("/live/"); r.body != "site:/live/" {
+		t.Fatalf("the first visitor: %d %.200s", r.status, r.body)
+	}
+	_, s := openSocketAt(t, base, v, "/live/ws")
+	<-site.opened
+	if code, _, body := admin.do("DELETE", "/admin/api/rooms/live", ""); code != 202 {
+		t.Fatalf("delete: %d %s", code, body)
+	}
+	time.Sleep(4 * socketTick)
+	s.echo("still inside")
+	if r := v.do("POST", "/.waitroom/leave?room=live"); r.status >= 400 {
+		t.Fatalf("leave: %d", r.status)
+	}
+	took := s.closedWithin(2*socketTick + 5*time.Second)
+	t.Logf("closed %v after the visitor left the deleted room", took)
 }
 
 // A session that reaches session_max ends its socket; the socket kept it

@@ -1,0 +1,513 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The docs are executed (STYLE 11: a curl line in the README is a program
+// its reader runs as written). TestDocs_Executed reads every fenced block
+// of README.md, docs/*.md and docs/integrations/**/README.md and runs what
+// a reader copies, against the real binary:
+//
+//   - yaml: a configuration, or a fragment of one merged into a minimal
+//     valid file (docBase), through `waitroom check`;
+//   - sh: a bash script against a fresh gateway: the demo (`demo --bots 0`,
+//     so nobody waits ahead of the reader), or what a `<!-- run: ARGS -->`
+//     line before the block names (`serve --config configs/waitroom.yaml`);
+//     a block that starts `waitroom demo` or `serve` itself runs it. Every
+//     curl must get a 2xx (docCurlExceptions lists the answers a block
+//     documents otherwise), and the block must exit 0;
+//   - json: an example answer, which must parse;
+//   - a fence without a language: output or prose, which must not hold a
+//     command (a command is labelled sh and run, or marked).
+//
+// A block this runner cannot run carries `<!-- not run: why -->` on the
+// line before it; they are counted and listed. Any other block, a Go or
+// Java excerpt say, fails, naming its file and line.
+
+// docBlock is one fenced block of a doc.
+type docBlock struct {
+	file string // relative to the repository's root
+	line int    // of the opening fence, 1-based
+	lang string
+	body string
+	// notRun is the reason of a "not run" mark, run the arguments of a
+	// "run" line, from the last non-blank line before the fence.
+	notRun, run string
+}
+
+func (b docBlock) String() string { return fmt.Sprintf("%s:%d (```%s)", b.file, b.line, b.lang) }
+
+var (
+	fenceOpen  = regexp.MustCompile("^(\\s*)(```+)([A-Za-z0-9_+-]*)\\s*$")
+	notRunMark = regexp.MustCompile(`^<!--\s*not run:\s*(.+?)\s*-->$`)
+	runMark    = regexp.MustCompile(`^<!--\s*run:\s*(.+?)\s*-->$`)
+)
+
+// docFiles are the docs a reader copies from, relative to the root.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	files := []string{"README.md"}
+	for _, glob := range []string{"docs/*.md", "docs/integrations/README.md", "docs/integrations/*/README.md"} {
+		m, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			rel, _ := filepath.Rel(root, f)
+			files = append(files, filepath.ToSlash(rel))
+		}
+	}
+	sort.Strings(files[1:])
+	return files
+}
+
+// parseDocBlocks finds the fenced blocks of text, the file's content; an
+// indented fence (in a list) is read without its indentation.
+func parseDocBlocks(file, text string) ([]docBlock, error) {
+	var out []docBlock
+	lines := strings.Split(text, "\n")
+	prev := ""
+	for i := 0; i < len(lines); i++ {
+		m := fenceOpen.FindStringSubmatch(lines[i])
+		if m == nil {
+			if s := strings.TrimSpace(lines[i]); s != "" {
+				prev = s
+			}
+			continue
+		}
+		b := docBlock{file: file, line: i + 1, lang: strings.ToLower(m[3])}
+		if mm := notRunMark.FindStringSubmatch(prev); mm != nil {
+			b.notRun = mm[1]
+		}
+		if mm := runMark.FindStringSubmatch(prev); mm != nil {
+			b.run = mm[1]
+		}
+		var body []string
+		closed := false
+		for i++; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) == m[2] {
+				closed = true
+				break
+			}
+			body = append(body, strings.TrimPrefix(lines[i], m[1]))
+		}
+		if !closed {
+			return nil, fmt.Errorf("%s:%d: a fence that never closes", file, b.line)
+		}
+		b.body = strings.Join(body, "\n") + "\n"
+		out = append(out, b)
+		prev = ""
+	}
+	return out, nil
+}
+
+// commandWords begin a line that is a command, not output.
+var commandWords = map[string]bool{"go": true, "curl": true, "make": true, "bin/waitroom": true, "waitroom": true,
+	"kubectl": true, "docker": true, "redis-server": true, "java": true, "node": true, "k6": true, "npm": true,
+	"systemctl": true, "export": true}
+
+// classify says what the runner does with b: "config", "shell", "json",
+// "text", "skip", or an error naming why it cannot.
+func classify(b docBlock) (string, error) {
+	if b.notRun != "" {
+		return "skip", nil
+	}
+	switch b.lang {
+	case "yaml", "yml":
+		return "config", nil
+	case "sh", "bash", "shell":
+		return "shell", nil
+	case "json":
+		return "json", nil
+	case "", "text":
+		for _, l := range strings.Split(b.body, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && commandWords[f[0]] {
+				return "", fmt.Errorf("%s: %q is a command in a block without a language: label it sh (it then runs), or mark it <!-- not run: why -->", b, strings.TrimSpace(l))
+			}
+		}
+		return "text", nil
+	}
+	return "", fmt.Errorf("%s: the docs runner cannot run a %s block; put <!-- not run: why (and which test covers it) --> on the line before it", b, b.lang)
+}
+
+func TestDocs_Executed(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is not installed; make deps installs it")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildDocsBinary(t)
+	counts := map[string]int{}
+	var skipped []string
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, err := parseDocBlocks(file, string(text))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, b := range blocks {
+			kind, err := classify(b)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			counts[kind]++
+			switch kind {
+			case "skip":
+				skipped = append(skipped, fmt.Sprintf("%s: %s", b, b.notRun))
+			case "json":
+				var v any
+				if err := json.Unmarshal([]byte(b.body), &v); err != nil {
+					t.Errorf("%s: the example does not parse as JSON: %v", b, err)
+				}
+			case "config":
+				t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) { runDocConfig(t, bin, b) })
+			case "shell":
+				t.Run(fmt.Sprintf("%s:%d", b.file, b.line), func(t *testing.T) { runDocShell(t, root, bin, b) })
+			}
+		}
+	}
+	t.Logf("docs blocks: %d configs checked, %d shell blocks run, %d JSON examples parsed, %d output/prose blocks, %d not run by mark:\n  %s",
+		counts["config"], counts["shell"], counts["json"], counts["text"], counts["skip"], strings.Join(skipped, "\n  "))
+	if counts["config"] == 0 || counts["shell"] == 0 {
+		t.Fatalf("the runner found nothing to run: %v", counts)
+	}
+}
+
+// buildDocsBinary builds the waitroom binary the way a reader does.
+func buildDocsBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "waitroom")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// docEnv are the variables the docs' snippets expect the reader to have
+// set: secrets and keys, made up and valid.
+var docEnv = []string{
+	"WAITROOM_ADMIN_TOKEN=" + adminToken,
+	"TOKEN=" + adminToken,
+	"REDIS_PASSWORD=docs-redis-password",
+	"WAITROOM_COOKIE_HASH=" + testKey,
+	"WAITROOM_COOKIE_BLOCK=" + testKey,
+	"WAITROOM_WEBHOOK_SECRET=whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+	"WAITROOM_OPS_WEBHOOK_SECRET=whsec_ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=",
+}
+
+// docBase is the smallest valid file a fragment is merged into: a
+// fragment's keys replace its keys, maps merge, and the fragment's routes
+// come before the catch-all route.
+const docBase = `
+upstreams:
+  shop: { url: "http://127.0.0.1:3000" }
+  site: { url: "http://127.0.0.1:3001" }
+routes:
+  - { path: /, upstream: shop }
+`
+
+// runDocConfig runs a YAML block through `waitroom check`: as a file when
+// it has upstreams and routes, else merged into docBase.
+func runDocConfig(t *testing.T, bin string, b docBlock) {
+	if err := checkDocConfig(bin, t.TempDir(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkDocConfig(bin, dir string, b docBlock) error {
+	var snippet map[string]any
+	if err := yaml.Unmarshal([]byte(b.body), &snippet); err != nil {
+		return fmt.Errorf("%s: not YAML: %v", b, err)
+	}
+	file := []byte(b.body)
+	_, hasUp := snippet["upstreams"]
+	_, hasRoutes := snippet["routes"]
+	if !hasUp || !hasRoutes {
+		var base map[string]any
+		if err := yaml.Unmarshal([]byte(docBase), &base); err != nil {
+			return err
+		}
+		merged := mergeYAML(base, snippet)
+		if rs, ok := snippet["routes"].([]any); ok {
+			merged["routes"] = append(rs, base["routes"].([]any)...)
+		}
+		var err error
+		if file, err = yaml.Marshal(merged); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(dir, "doc.yaml")
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "check", "--config", path)
+	cmd.Env = append(os.Environ(), docEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: `waitroom check` refuses the block: %v\n%s\nthe file checked:\n%s", b, err, out, file)
+	}
+	return nil
+}
+
+// mergeYAML lays over on base: maps merge, anything else is replaced.
+func mergeYAML(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if bm, ok := out[k].(map[string]any); ok {
+			if om, ok := v.(map[string]any); ok {
+				out[k] = mergeYAML(bm, om)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// docCurlExceptions are answers other than 2xx that a block documents:
+// by the end of the URL, the status.
+var docCurlExceptions = map[string]string{
+	"/release": "404", // the README's visitor id is made up: "no such visitor"
+}
+
+// docShellPrelude is what runs before a block: the reader's tools, bound
+// to this run's gateway. The real curl runs with the block's arguments,
+// the documented addresses replaced by this run's, and reports each
+// answer's status on stderr; `go run ./cmd/waitroom` and `make build`
+// are the built binary. PATH holds nothing else but docTools: a block
+// that calls anything more (redis-server, kubectl, a load run) fails with
+// "command not found" and is marked "not run" instead, so no block
+// starts what the runner cannot stop.
+const docShellPrelude = `set -eu
+cd "$WR_WORK"
+export PATH="$WR_WORK/bin:$WR_WORK/tools"
+curl() {
+  local a=() x
+  for x in "$@"; do
+    x=${x//localhost:8080/$WR_PUBLIC}; x=${x//127.0.0.1:8080/$WR_PUBLIC}
+    x=${x//localhost:9090/$WR_ADMIN}; x=${x//127.0.0.1:9090/$WR_ADMIN}; x=${x//waitroom-admin:9090/$WR_ADMIN}
+    a+=("$x")
+  done
+  command curl -w '%{stderr}WRCURL %{http_code} %{method} %{url_effective}\n' "${a[@]}"
+}
+go() {
+  if [ "${1:-}" = run ] && [ "${2:-}" = ./cmd/waitroom ]; then shift 2; "$WR_WORK/bin/waitroom" "$@"; return; fi
+  echo "docs runner: a block may not run 'go $*'; mark it <!-- not run: why -->" >&2; return 97
+}
+make() {
+  if [ "$*" = build ]; then return 0; fi
+  echo "docs runner: a block may not run 'make $*'; mark it <!-- not run: why -->" >&2; return 97
+}
+`
+
+// docWrapper stands in the work directory as bin/waitroom: serve and demo
+// start the real binary in the background on this run's addresses and
+// return once it answers (as a reader's terminal shows it running);
+// anything else is the real binary.
+const docWrapper = `#!/bin/bash
+set -u
+sub=${1:-serve}
+case "$sub" in
+  # The demo sets no admin token; the reader's WAITROOM_ADMIN_TOKEN, set
+  # for the blocks that serve a file, is not the demo's.
+  demo) (unset WAITROOM_ADMIN_TOKEN; exec "$WR_REAL" "$@" --listen "$WR_PUBLIC" --admin "$WR_ADMIN") >>"$WR_LOG" 2>&1 & ;;
+  serve) WAITROOM_LISTEN=$WR_PUBLIC WAITROOM_ADMIN_LISTEN=$WR_ADMIN "$WR_REAL" "$@" >>"$WR_LOG" 2>&1 & ;;
+  *) exec "$WR_REAL" "$@" ;;
+esac
+pid=$!
+echo $pid >>"$WR_PIDS"
+for i in $(seq 1 600); do
+  if command curl -s -o /dev/null "http://$WR_ADMIN/healthz"; then exit 0; fi
+  if ! kill -0 $pid 2>/dev/null; then echo "docs runner: waitroom $* exited:" >&2; cat "$WR_LOG" >&2; exit 1; fi
+  sleep 0.1
+done
+echo "docs runner: waitroom $* did not answer within 60s" >&2; exit 1
+`
+
+// docTools are the programs a block may call besides waitroom, curl's
+// companions in the docs' command lines.
+var docTools = []string{"curl", "jq", "awk", "sed", "tr", "sleep", "seq", "cat", "head", "grep", "cut", "openssl"}
+
+var startsGateway = regexp.MustCompile(`(?m)(go run \./cmd/waitroom|waitroom) (demo|serve)\b`)
+
+// runDocShell runs a sh block with bash against a fresh gateway.
+func runDocShell(t *testing.T, root, bin string, b docBlock) {
+	work := t.TempDir()
+	for _, d := range []string{"configs", "docs", "loadtest", "deploy"} {
+		if err := os.Symlink(filepath.Join(root, d), filepath.Join(work, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(work, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "bin", "waitroom"), []byte(docWrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(work, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range docTools {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("%s is not installed; make deps installs it", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(work, "tools", tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pids, logFile := filepath.Join(work, "pids"), filepath.Join(work, "waitroom.log")
+	t.Cleanup(func() { stopDocGateways(t, pids) })
+	script := docShellPrelude
+	if !startsGateway.MatchString(b.body) {
+		start := b.run
+		if start == "" {
+			start = "demo --bots 0"
+		}
+		script += `"$WR_WORK/bin/waitroom" ` + start + "\n"
+	}
+	script += b.body
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", script)
+	// The block and whatever it starts are one process group, ended
+	// together when the block runs past its time.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Env = append(os.Environ(), docEnv...)
+	cmd.Env = append(cmd.Env, "WR_WORK="+work, "WR_REAL="+bin, "WR_PIDS="+pids, "WR_LOG="+logFile,
+		"WR_PUBLIC="+freeAddr(t), "WR_ADMIN="+freeAddr(t))
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var answers []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if rest, ok := strings.CutPrefix(l, "WRCURL "); ok {
+			answers = append(answers, rest)
+		}
+	}
+	if strings.Contains(stderr.String(), "command not found") {
+		t.Fatalf("%s: the block calls a program the docs runner does not run (it has %v and waitroom); mark it <!-- not run: why -->:\n%s", b, docTools, stderr.String())
+	}
+	if err != nil {
+		gw, _ := os.ReadFile(logFile)
+		t.Fatalf("%s: the block fails: %v\nstdout:\n%s\nstderr:\n%s\ngateway log:\n%s", b, err, stdout.String(), stderr.String(), gw)
+	}
+	want := strings.Count(b.body, "curl ")
+	if len(answers) < want {
+		t.Errorf("%s: %d curl commands, %d answers:\n%s", b, want, len(answers), stderr.String())
+	}
+	for _, a := range answers {
+		f := strings.Fields(a) // status method url
+		if len(f) != 3 {
+			t.Errorf("%s: a curl answer reads %q", b, a)
+			continue
+		}
+		ok := strings.HasPrefix(f[0], "2")
+		for suffix, code := range docCurlExceptions {
+			ok = ok || (strings.HasSuffix(f[2], suffix) && f[0] == code)
+		}
+		if !ok {
+			t.Errorf("%s: %s %s answered %s\nstdout:\n%s", b, f[1], f[2], f[0], stdout.String())
+		}
+	}
+	t.Logf("%s: %d answers: %s", b, len(answers), strings.Join(answers, "; "))
+}
+
+// stopDocGateways ends the gateways a block started, by their pids.
+func stopDocGateways(t *testing.T, pids string) {
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 1 {
+			continue
+		}
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			continue
+		}
+		_ = p.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() {
+			for p.Signal(syscall.Signal(0)) == nil && !zombie(pid) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = p.Kill()
+			t.Errorf("a gateway a block started (pid %d) did not stop on SIGTERM within 30s", pid)
+		}
+	}
+}
+
+// zombie reports whether pid has exited and waits for its reaper: an
+// orphan's reaper may be slow, and it serves nothing any more.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, ok := strings.Cut(string(b), ") ")
+	return ok && strings.HasPrefix(rest, "Z")
+}
+
+// The runner itself: it finds blocks in lists, reads marks, refuses what
+// it cannot run by file and line, and a config block the loader refuses
+// fails naming the block.
+func TestDocs_RunnerRefuses(t *testing.T) {
+	doc := "# t\n\n```go\nx := 1\n```\n\n<!-- not run: why -->\n```java\nint x;\n```\n\n" +
+		"```\ncurl -s http://localhost:8080/\n```\n\n1. a step:\n   ```yaml\n   rooms: { concert: { max_active: -5 } }\n   ```\n"
+	blocks, err := parseDocBlocks("t.md", doc)
+	if err != nil || len(blocks) != 4 {
+		t.Fatalf("blocks: %v %+v", err, blocks)
+	}
+	if _, err := classify(blocks[0]); err == nil || !strings.Contains(err.Error(), "t.md:3 (```go)") {
+		t.Errorf("an unmarked Go block: %v", err)
+	}
+	if kind, err := classify(blocks[1]); kind != "skip" || err != nil || blocks[1].notRun != "why" {
+		t.Errorf("a marked block: %q %v", kind, err)
+	}
+	if _, err := classify(blocks[2]); err == nil || !strings.Contains(err.Error(), "t.md:12") {
+		t.Errorf("a command without a language: %v", err)
+	}
+	if kind, _ := classify(blocks[3]); kind != "config" || blocks[3].line != 17 || !strings.HasPrefix(blocks[3].body, "rooms:") {
+		t.Fatalf("an indented yaml block: %q %+v", kind, blocks[3])
+	}
+	err = checkDocConfig(buildDocsBinary(t), t.TempDir(), blocks[3])
+	if err == nil || !strings.Contains(err.Error(), "t.md:17") || !strings.Contains(err.Error(), "rooms.concert.max_active") {
+		t.Errorf("a refused config: %v", err)
+	}
+}
