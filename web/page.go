@@ -147,7 +147,7 @@ func (v View) Body() StatusBody {
 		Message:      v.Message,
 		Challenge:    v.Challenge,
 	}
-	if v.ETAKnown {
+	if v.ETAKnown && v.State != waitroom.AnswerPaused {
 		e := etaSeconds(v.ETA)
 		s.ETASeconds = &e
 		if v.ETAMax > v.ETA {
@@ -265,6 +265,10 @@ func (p *Pages) view(lang string, v View) waitingView {
 		CSS:         p.css, JS: p.js,
 		Style: p.style.ref(), Script: p.script.ref(),
 		Message: v.Message, Params: v.Params,
+	}
+	if state == string(waitroom.AnswerPaused) {
+		// Nobody is let in: no estimate, whatever was measured before.
+		vw.ETA = text(lang, "eta_paused")
 	}
 	if state == string(waitroom.AnswerClosed) {
 		if v.ClosedHeading != "" {
