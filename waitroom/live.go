@@ -54,10 +54,10 @@ type Effective struct {
 	Override Override
 }
 
-// AdmitsNobody reports a room in line that lets nobody in now: paused, or
-// a max_active of 0 (the configuration's or an override's). Its visitors
-// are told "paused" and given no estimate: a rate measured before the stop
-// would promise a turn that is not coming.
+// AdmitsNobody reports a room that lets nobody in now: paused, or a
+// max_active of 0 (the configuration's or an override's). Its line gets no
+// estimate (Answer.Stopped): a rate measured before the stop would promise
+// a turn that is not coming.
 func (e *Effective) AdmitsNobody() bool {
 	return e.Mode == ModePaused || e.Limits.MaxActive <= 0
 }

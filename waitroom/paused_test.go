@@ -19,12 +19,13 @@ type etaRecorder struct{ recorder }
 
 func (etaRecorder) Status(w http.ResponseWriter, _ *http.Request, a waitroom.Answer) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"state": a.State, "eta_known": a.ETAKnown})
+	_ = json.NewEncoder(w).Encode(map[string]any{"state": a.State, "eta_known": a.ETAKnown, "stopped": a.Stopped})
 }
 
 // A room that lets nobody in (paused, or max_active 0 from the file or an
-// override) tells its line "paused" and gives no estimate, however fast it
-// let people in just before; the admin view's wait at the back goes too.
+// override) gives its line no estimate and says it is stopped, however fast
+// it let people in just before; the admin view's wait at the back goes
+// too. A max_active of 0 keeps the state "waiting" (clients switch on it).
 func TestAnswer_NoEstimateWhileNobodyIsAdmitted(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
@@ -91,16 +92,23 @@ func TestAnswer_NoEstimateWhileNobodyIsAdmitted(t *testing.T) {
 	if info, _ := rooms.Info("concert"); !info.BackETAOK {
 		t.Fatalf("the admin view's wait at the back: %+v", info)
 	}
+	if m := status(); m["stopped"] != false {
+		t.Fatalf("a line that moves is not stopped: %v", m)
+	}
 	zero := 0
-	for _, o := range []waitroom.Override{{MaxActive: &zero}, {Mode: waitroom.ModePaused, By: "admin"}} {
+	for _, c := range []struct {
+		o     waitroom.Override
+		state string
+	}{{waitroom.Override{MaxActive: &zero}, "waiting"}, {waitroom.Override{Mode: waitroom.ModePaused, By: "admin"}, "paused"}} {
+		o := c.o
 		if err := rooms.ClearOverride(ctx, "concert"); err != nil {
 			t.Fatal(err)
 		}
 		if err := rooms.SetOverride(ctx, "concert", o); err != nil {
 			t.Fatal(err)
 		}
-		if m := status(); m["state"] != "paused" || m["eta_known"] != false {
-			t.Fatalf("override %+v: the line is told %v, want paused with no estimate", o, m)
+		if m := status(); m["state"] != c.state || m["eta_known"] != false || m["stopped"] != true {
+			t.Fatalf("override %+v: the line is told %v, want %s, stopped, with no estimate", o, m, c.state)
 		}
 		if info, _ := rooms.Info("concert"); info.BackETAOK {
 			t.Fatalf("override %+v: the admin view still estimates %v at the back", o, info.BackETA)

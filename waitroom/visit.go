@@ -295,9 +295,10 @@ func (g *Gate) answer(vt visit, returnTo string) Answer {
 		return a
 	case d.State != StateWaiting:
 		return a
-	case eff.AdmitsNobody():
+	case eff.Mode == ModePaused:
 		a.State = AnswerPaused
 	}
+	a.Stopped = eff.AdmitsNobody()
 	if start := startOf(vt.p, d); start > 0 {
 		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
 	}

@@ -183,9 +183,9 @@ func TestWaiting_JSON(t *testing.T) {
 		v    View
 		want string
 	}{
-		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
-		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":null,"eta_max_seconds":null,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
-		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1","message":"","challenge":null}`},
+		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":null,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1","message":"","challenge":null}`},
 		{"admitted off site", offsite, `"next":"/","message":"","challenge":null}`},
 	}
 	for _, tt := range tests {
@@ -283,8 +283,15 @@ func TestWaiting_PausedJSONHasNoEstimate(t *testing.T) {
 	t.Parallel()
 	v := sample()
 	v.State = waitroom.AnswerPaused
-	if b := v.Body(); b.ETASeconds != nil || b.ETAMaxSecs != nil || b.State != "paused" {
+	if b := v.Body(); b.ETASeconds != nil || b.ETAMaxSecs != nil || b.State != "paused" || !b.Paused {
 		t.Fatalf("a paused answer: %+v", b)
+	}
+	// A room with max_active 0 lets nobody in either: its line stays
+	// "waiting" and is told paused, with no estimate.
+	v = sample()
+	v.Paused = true
+	if b := v.Body(); b.ETASeconds != nil || b.State != "waiting" || !b.Paused {
+		t.Fatalf("a stopped answer: %+v", b)
 	}
 }
 

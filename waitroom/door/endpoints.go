@@ -43,6 +43,8 @@ func (e *Endpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Gate.Status(w, r)
 	case p == waitroom.LeavePath:
 		e.Gate.Leave(w, r)
+	case p == waitroom.LeftPath:
+		e.Gate.Left(w, r)
 	case p == waitroom.EnterPath:
 		e.Gate.Enter(w, r)
 	case p == ClientPath:

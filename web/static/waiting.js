@@ -95,7 +95,7 @@
       set('wr-total', count('waiting', d.waiting));
       // A room that lets nobody in has no estimate: a rate measured before
       // the stop would promise a turn that is not coming.
-      set('wr-eta', state === 'paused' ? T.eta_paused : eta(d.eta_seconds, d.eta_max_seconds));
+      set('wr-eta', d.paused || state === 'paused' ? T.eta_paused : eta(d.eta_seconds, d.eta_max_seconds));
       var pct = Math.round(Math.min(1, Math.max(0, d.progress || 0)) * 100);
       var bar = $('wr-bar');
       bar.setAttribute('aria-valuenow', pct);
