@@ -48,7 +48,7 @@ func TestLeave_FormIsSentOnToAGetPage(t *testing.T) {
 		t.Fatalf("leave as JSON: %d %v", r.status, r.json)
 	}
 	for path, code := range map[string]int{
-		"/.waitroom/left?room=nope":                    404,
+		"/.waitroom/left?room=nope":                     404,
 		"/.waitroom/left?room=concert&return_to=//evil": 400,
 	} {
 		if r := a.get(path); r.status != code {
