@@ -84,7 +84,10 @@ type Answer struct {
 	ETAKnown bool
 	// ETAMax, when more than ETA, makes the estimate a range: the line
 	// moved unevenly over the last minutes.
-	ETAMax     time.Duration
+	ETAMax time.Duration
+	// Stopped: the room lets nobody in now (mode paused, or max_active
+	// 0), so there is no estimate and the page says so.
+	Stopped    bool
 	Progress   float64 // 0..1, from the position the visitor joined at
 	Refresh    time.Duration
 	ReturnTo   string // same-site request URI to go to once admitted
@@ -116,7 +119,9 @@ type Responder interface {
 	// Refused turns a visitor away without a ticket (a.State.Refused()):
 	// 429 with Retry-After, 503, 403 or 409, as a page or JSON.
 	Refused(w http.ResponseWriter, r *http.Request, a Answer)
-	// Left confirms /.waitroom/leave.
+	// Left confirms /.waitroom/leave: JSON to a client that asks for it;
+	// a browser's POST is sent on to LeftPath (303), whose GET it answers
+	// with the page.
 	Left(w http.ResponseWriter, r *http.Request, a Answer)
 	// Error answers with a branded error page.
 	Error(w http.ResponseWriter, r *http.Request, status int)

@@ -16,7 +16,10 @@ const (
 	Prefix     = "/.waitroom/"
 	StatusPath = Prefix + "status"
 	LeavePath  = Prefix + "leave"
-	EnterPath  = Prefix + "enter"
+	// LeftPath is the page a browser's leave is sent on to (303 See
+	// Other): a GET, so reloading it posts nothing again.
+	LeftPath  = Prefix + "left"
+	EnterPath = Prefix + "enter"
 )
 
 // maxReturnTo bounds the return_to parameter; longer is refused.
@@ -162,6 +165,34 @@ func (g *Gate) Leave(w http.ResponseWriter, r *http.Request) {
 		}
 		g.log.Info("visitor left", zap.String(fieldRoom, lr.name), zap.String(fieldVisitor, id))
 		g.tickets.ClearCookie(w, lr.name)
+	}
+	g.resp.Left(w, r, a)
+}
+
+// Left answers GET /.waitroom/left?room=NAME&return_to=PATH, where a
+// browser's POST to Leave is sent on: it only says the place was given up
+// (and links back to return_to), so a reload changes nothing. A room
+// neither in service nor made by a template in service is 404.
+func (g *Gate) Left(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		g.resp.Error(w, r, http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	returnTo, ok := safeReturnTo(q.Get("return_to"))
+	if !ok {
+		g.resp.Error(w, r, http.StatusBadRequest)
+		return
+	}
+	a := Answer{Room: q.Get("room"), State: AnswerLeft, ReturnTo: returnTo}
+	if lr := g.rooms.get(a.Room); lr != nil {
+		a.Template, a.Params = lr.room().Template, lr.room().Params
+	} else if template, params, fillable := g.rooms.unfill(a.Room); fillable {
+		a.Template, a.Params = template, params // its page's language; nothing is made
+	} else {
+		g.resp.Error(w, r, http.StatusNotFound)
+		return
 	}
 	g.resp.Left(w, r, a)
 }

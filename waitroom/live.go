@@ -54,6 +54,14 @@ type Effective struct {
 	Override Override
 }
 
+// AdmitsNobody reports a room that lets nobody in now: paused, or a
+// max_active of 0 (the configuration's or an override's). Its line gets no
+// estimate (Answer.Stopped): a rate measured before the stop would promise
+// a turn that is not coming.
+func (e *Effective) AdmitsNobody() bool {
+	return e.Mode == ModePaused || e.Limits.MaxActive <= 0
+}
+
 func newLiveRoom(r Room) *liveRoom {
 	lr := &liveRoom{name: r.Name, wake: make(chan struct{}, 1)}
 	lr.cfg.Store(&r)

@@ -81,13 +81,13 @@ func (o Override) IsZero() bool {
 	return o.MaxActive == nil && o.AdmitRate == nil && o.Mode == "" && o.Message == nil
 }
 
-// Apply returns the limits and mode in effect: the room's own with the
-// override on top, shaped so a store needs to know nothing of modes:
-// paused and reject admit nobody new (MaxActive 0 for admissions; sessions
-// inside go on), passthrough admits everyone at once (no limits, still
-// counted), random sets Random.
-func (o Override) Apply(r Room) (Limits, Mode) {
-	lim, mode := r.Limits, r.Mode
+// Set returns the room's limits with the override's on top, as the
+// operator set them: what the room admits by while it admits at all. A
+// paused or closed room keeps its max_active here (Apply's is 0), so the
+// dashboard shows, and a save writes back, the operator's figure, never the
+// 0 that only stands for "nobody now".
+func (o Override) Set(r Room) Limits {
+	lim := r.Limits
 	if o.MaxActive != nil {
 		lim.MaxActive = *o.MaxActive
 	}
@@ -95,6 +95,16 @@ func (o Override) Apply(r Room) (Limits, Mode) {
 		lim.AdmitRate = *o.AdmitRate
 		lim.AdmitBurst = o.AdmitRate.DefaultBurst()
 	}
+	return lim
+}
+
+// Apply returns the limits and mode in effect: the room's own with the
+// override on top, shaped so a store needs to know nothing of modes:
+// paused and reject admit nobody new (MaxActive 0 for admissions; sessions
+// inside go on), passthrough admits everyone at once (no limits, still
+// counted), random sets Random.
+func (o Override) Apply(r Room) (Limits, Mode) {
+	lim, mode := o.Set(r), r.Mode
 	if o.Mode != "" {
 		mode = o.Mode
 	}

@@ -47,6 +47,14 @@ type Observer interface {
 	SessionEnded(room string, d time.Duration)
 }
 
+// Declarer is an Observer that exports a room's series before their first
+// event (metrics.Metrics): Apply declares every room and template it puts
+// in service, template true for a template (its name labels the rooms it
+// fills). An Observer without it hears nothing of this.
+type Declarer interface {
+	Declare(room string, template bool)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) Request(string, Outcome)            {}

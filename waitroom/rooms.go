@@ -129,6 +129,13 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 		}
 	}
 	rs.templates.Store(&templates)
+	if d, ok := rs.obs.(Declarer); ok {
+		// Dashboards read 0 for a quiet room, not "No data"; a kept room's
+		// series are left as they count.
+		for _, r := range c.Rooms {
+			d.Declare(r.Name, r.Template == r.Name && r.Template != "")
+		}
+	}
 	sort.Strings(removed)
 	policy := outagePolicy{policy: c.OnOutage, openAfter: c.OpenAfter}
 	if policy.policy == "" {

@@ -301,10 +301,11 @@ func (g *Gate) answer(vt visit, returnTo string) Answer {
 	case eff.Mode == ModePaused:
 		a.State = AnswerPaused
 	}
+	a.Stopped = eff.AdmitsNobody()
 	if start := startOf(vt.p, d); start > 0 {
 		a.Progress = math.Max(0, math.Min(1, float64(start-d.Position)/float64(start)))
 	}
-	if rate := admissionRate(lr.stats.Load(), eff.Limits.AdmitRate); rate > 0 && eff.Mode != ModePaused {
+	if rate := admissionRate(lr.stats.Load(), eff.Limits.AdmitRate); rate > 0 && !eff.AdmitsNobody() {
 		a.ETA, a.ETAMax = etaRange(d.Position, rate, lr.spread.Load())
 		a.ETAKnown = true
 	}

@@ -28,12 +28,17 @@ type RoomView struct {
 	Mode       waitroom.Mode `json:"mode"`
 	Configured LimitsView    `json:"configured"`
 	Override   *OverrideView `json:"override"`
-	Effective  LimitsView    `json:"effective"`
-	Waiting    int64         `json:"waiting"`
-	Active     int64         `json:"active"`
-	LastMinute int64         `json:"admitted_last_minute"`
-	Totals     TotalsView    `json:"totals"`
-	BackETA    *int64        `json:"eta_back_seconds"`
+	// Effective is the limits as set, the configuration's with the
+	// override's on top: what the room admits by whenever it admits. A
+	// paused or closed room keeps its max_active here (Mode says it admits
+	// nobody now), so a client that writes back what it read never stores
+	// the 0 that the store is handed while paused.
+	Effective  LimitsView `json:"effective"`
+	Waiting    int64      `json:"waiting"`
+	Active     int64      `json:"active"`
+	LastMinute int64      `json:"admitted_last_minute"`
+	Totals     TotalsView `json:"totals"`
+	BackETA    *int64     `json:"eta_back_seconds"`
 	// WaitP50 and WaitP90 are the median and 90th percentile wait of the
 	// visitors this instance let in over the last 15 minutes; null without.
 	WaitP50  *int64        `json:"wait_p50_seconds"`
@@ -107,11 +112,12 @@ type TotalsView struct {
 func (a *admin) view(name string) RoomView {
 	info, _ := a.Rooms.Info(name)
 	eff, st := info.Effective, info.Stats
+	set := eff.Override.Set(info.Room)
 	v := RoomView{
 		Name: name, Title: info.Room.Title, Mode: eff.Mode, Message: info.Message,
 		Source: info.Room.Source, Template: info.Room.Template, Closing: info.Room.Closing,
 		Configured: LimitsView{MaxActive: info.Room.Limits.MaxActive, AdmitRate: info.Room.Limits.AdmitRate.String(), Mode: info.Room.Mode},
-		Effective:  LimitsView{MaxActive: eff.Limits.MaxActive, AdmitRate: eff.Limits.AdmitRate.String()},
+		Effective:  LimitsView{MaxActive: set.MaxActive, AdmitRate: set.AdmitRate.String()},
 		Waiting:    st.Waiting, Active: st.Active, LastMinute: st.AdmittedLastMinute,
 		Totals:  TotalsView{st.Joined, st.AdmittedTotal, st.Released, st.Expired, st.Abandoned},
 		StoreUp: !a.Rooms.StoreDown(),

@@ -57,3 +57,22 @@ func (p *Pages) Client(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = w.Write(p.client.body)
 }
+
+// ClientTypes serves client.d.ts, the TypeScript types of client.js, beside
+// it (docs/client.md). It changes with the build, so it is cached briefly.
+func (p *Pages) ClientTypes(w http.ResponseWriter, r *http.Request) {
+	b, err := fs.ReadFile(files, "static/client.d.ts")
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError) // embedded at build time: a broken build
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/typescript; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(b)
+}

@@ -57,6 +57,9 @@ func dashboardCSP(scriptSrc, styleSrc string) string {
 
 // dashboardView is what templates/dashboard.html renders.
 type dashboardView struct {
+	Lang         string            // "en" or "ko": dashboardLang
+	T            map[string]string // the page's words in Lang
+	Text         template.JS       // the same words as JSON, for the script
 	CSS          template.CSS
 	JS           template.JS
 	API          string
@@ -65,7 +68,8 @@ type dashboardView struct {
 }
 
 // Dashboard serves the operator's live dashboard, meant for GET /admin/ on
-// the admin listener. The page itself holds no data and needs no token: its
+// the admin listener, in Korean or English: the language the operator
+// picked on it (DashboardLangCookie), else the browser's Accept-Language. The page itself holds no data and needs no token: its
 // script asks for the admin token once, keeps it in the tab's sessionStorage
 // and reads and steers the rooms through the admin API at DashboardAPI.
 //
@@ -89,7 +93,12 @@ func (p *Pages) Dashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Add("Vary", "Accept-Language, Cookie")
+	lang := dashboardLang(r)
 	p.html(w, r, http.StatusOK, a.csp, "dashboard.html", dashboardView{
+		Lang:         lang,
+		T:            dashboardText[lang],
+		Text:         dashboardJSON[lang],
 		CSS:          a.css,
 		JS:           a.js,
 		API:          DashboardAPI,

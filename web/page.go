@@ -34,7 +34,10 @@ type View struct {
 	ETA      time.Duration
 	ETAKnown bool          // false words the estimate as "calculating…"
 	ETAMax   time.Duration // more than ETA: the estimate is a range
-	Progress float64       // 0..1 of the way from joining to the front
+	// Paused: the room lets nobody in now (mode paused, or max_active 0):
+	// no estimate, and the page says why in its place.
+	Paused   bool
+	Progress float64 // 0..1 of the way from joining to the front
 
 	Refresh time.Duration // when to ask again; zero means 5s
 
@@ -64,7 +67,8 @@ type View struct {
 // endpoint. Every field is always present, so a client generated from a
 // fixed schema reads every answer: eta_seconds and eta_max_seconds are
 // null until there is a measure (and eta_max_seconds unless the wait is a
-// range), challenge is null unless state is "challenge".
+// range), and while paused is true (the room lets nobody in now: mode
+// paused, or max_active 0); challenge is null unless state is "challenge".
 type StatusBody struct {
 	Room         string               `json:"room"`
 	State        waitroom.AnswerState `json:"state"`
@@ -75,6 +79,7 @@ type StatusBody struct {
 	Ticket       int64                `json:"ticket"`
 	ETASeconds   *int64               `json:"eta_seconds"`
 	ETAMaxSecs   *int64               `json:"eta_max_seconds"`
+	Paused       bool                 `json:"paused"`
 	Progress     float64              `json:"progress"`
 	RefreshAfter int64                `json:"refresh_after"`
 	Token        string               `json:"token"`
@@ -147,7 +152,9 @@ func (v View) Body() StatusBody {
 		Message:      v.Message,
 		Challenge:    v.Challenge,
 	}
-	if v.ETAKnown {
+	if v.paused() {
+		s.Paused = true
+	} else if v.ETAKnown {
 		e := etaSeconds(v.ETA)
 		s.ETASeconds = &e
 		if v.ETAMax > v.ETA {
@@ -266,6 +273,10 @@ func (p *Pages) view(lang string, v View) waitingView {
 		Style: p.style.ref(), Script: p.script.ref(),
 		Message: v.Message, Params: v.Params,
 	}
+	if v.paused() {
+		// Nobody is let in: no estimate, whatever was measured before.
+		vw.ETA = text(lang, "eta_paused")
+	}
 	if state == string(waitroom.AnswerClosed) {
 		if v.ClosedHeading != "" {
 			vw.Heading = v.ClosedHeading
@@ -318,6 +329,9 @@ func closedWords(v View) *closedText {
 	}
 	return &closedText{Heading: v.ClosedHeading, Lead: v.ClosedLead}
 }
+
+// paused reports an answer whose room lets nobody in now.
+func (v View) paused() bool { return v.Paused || v.State == waitroom.AnswerPaused }
 
 // showLine: a position is worth showing only while there is a line to be in.
 func showLine(state string, position int64) bool {

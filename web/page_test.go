@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -152,7 +153,8 @@ func TestWaiting_HeadersAndCSP(t *testing.T) {
 		rec := httptest.NewRecorder()
 		p.Static(rec, r)
 		sum := sha256.Sum256(rec.Body.Bytes())
-		if rec.Code != http.StatusOK || "sha256-"+base64.StdEncoding.EncodeToString(sum[:]) != m[2] {
+		// The attribute is HTML: a "+" in the hash comes as &#43;.
+		if rec.Code != http.StatusOK || "sha256-"+base64.StdEncoding.EncodeToString(sum[:]) != html.UnescapeString(m[2]) {
 			t.Errorf("%s: served %d, %d bytes whose hash is not %s", m[1], rec.Code, rec.Body.Len(), m[2])
 		}
 		want := map[string]string{"link": "style", "script": "script"}[tag] + "-src 'self' "
@@ -181,9 +183,9 @@ func TestWaiting_JSON(t *testing.T) {
 		v    View
 		want string
 	}{
-		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
-		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":null,"eta_max_seconds":null,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
-		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1","message":"","challenge":null}`},
+		{"waiting", sample(), `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"eta unknown", unknown, `{"room":"concert","state":"waiting","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":null,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":2,"token":"SECRET-TOKEN-abc123","next":"","message":"","challenge":null}`},
+		{"admitted", admitted, `{"room":"concert","state":"admitted","position":1234,"ahead":1233,"behind":820,"waiting":2054,"ticket":98765,"eta_seconds":680,"eta_max_seconds":null,"paused":false,"progress":0.42,"refresh_after":7,"token":"SECRET-TOKEN-abc123","next":"/events/1","message":"","challenge":null}`},
 		{"admitted off site", offsite, `"next":"/","message":"","challenge":null}`},
 	}
 	for _, tt := range tests {
@@ -251,7 +253,9 @@ func TestWaiting_States(t *testing.T) {
 		{"hold", "ko", []string{"잠시만 기다려 주세요", "다시 연결하고"}, nil},
 		{"admitted", "en", []string{`content="0;url=/events/1"`, `href="/events/1"`, "It is your turn"}, []string{"<form"}},
 		{"closed", "en", []string{"closed", `id="wr-line" aria-labelledby="wr-pos-label" hidden`}, nil},
-		{"paused", "ko", []string{"입장이 잠시 멈췄습니다"}, nil},
+		{"paused", "ko", []string{"입장이 잠시 멈췄습니다", `id="wr-eta">입장이 멈춘 동안은 알 수 없습니다<`}, nil},
+		{"paused", "en", []string{"The line is paused", `id="wr-eta">None while entry is paused<`}, nil},
+		{"waiting", "en", []string{`id="wr-eta">About 12 minutes<`}, nil},
 		{"something new", "en", []string{"You are in line"}, nil},
 	}
 	for _, tt := range tests {
@@ -271,6 +275,23 @@ func TestWaiting_States(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A paused line has no estimate in JSON either, whatever the view held.
+func TestWaiting_PausedJSONHasNoEstimate(t *testing.T) {
+	t.Parallel()
+	v := sample()
+	v.State = waitroom.AnswerPaused
+	if b := v.Body(); b.ETASeconds != nil || b.ETAMaxSecs != nil || b.State != "paused" || !b.Paused {
+		t.Fatalf("a paused answer: %+v", b)
+	}
+	// A room with max_active 0 lets nobody in either: its line stays
+	// "waiting" and is told paused, with no estimate.
+	v = sample()
+	v.Paused = true
+	if b := v.Body(); b.ETASeconds != nil || b.State != "waiting" || !b.Paused {
+		t.Fatalf("a stopped answer: %+v", b)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-//go:embed templates/*.html static/*.css static/*.js
+//go:embed templates/*.html static/*.css static/*.js static/*.d.ts
 var files embed.FS
 
 // Pages renders the waiting room and the error pages. Templates and the

@@ -52,10 +52,23 @@ func (rs *Responder) NotForwarded(w http.ResponseWriter, r *http.Request, a wait
 	rs.Pages.NotForwarded(w, r, a.Room, a.Refresh)
 }
 
-// Left confirms that the visitor left the line.
+// Left confirms that the visitor left the line: JSON to a client that asks
+// for it (client.js); a browser's POST (the page's no-script form) gets 303
+// See Other to waitroom.LeftPath, so the page it ends on is a GET and a
+// reload posts nothing again; that GET gets the page.
 func (rs *Responder) Left(w http.ResponseWriter, r *http.Request, a waitroom.Answer) {
 	if WantsJSON(r) {
 		rs.Pages.json(w, r, http.StatusOK, map[string]string{"room": a.Room, "state": string(waitroom.AnswerLeft)})
+		return
+	}
+	if r.Method == http.MethodPost {
+		q := url.Values{"room": {a.Room}}
+		if a.ReturnTo != "" && a.ReturnTo != "/" {
+			q.Set("return_to", a.ReturnTo)
+		}
+		secure(w.Header(), cspJSON)
+		w.Header().Set("Location", waitroom.LeftPath+"?"+q.Encode())
+		w.WriteHeader(http.StatusSeeOther)
 		return
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), rs.page(a).Locale)
@@ -88,7 +101,7 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 	v := View{
 		Room: a.Room, Title: pattern.FillText(page.Title, a.Params), Locale: page.Locale, State: a.State,
 		Position: d.Position, Ahead: d.Ahead(), Behind: d.Behind(), Line: d.Line, Ticket: d.Ticket,
-		ETA: a.ETA, ETAKnown: a.ETAKnown, ETAMax: a.ETAMax, Progress: a.Progress, Refresh: a.Refresh,
+		ETA: a.ETA, ETAKnown: a.ETAKnown && !a.Stopped, ETAMax: a.ETAMax, Paused: a.Stopped || a.State == waitroom.AnswerPaused, Progress: a.Progress, Refresh: a.Refresh,
 		ReturnTo:  a.ReturnTo,
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),

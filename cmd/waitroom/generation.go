@@ -104,6 +104,7 @@ func (g *generation) buildUpstreams(a *App) error {
 			return fmt.Errorf("upstreams.%s: %w", name, err)
 		}
 		g.upstreams[name] = up
+		a.metrics.DeclareUpstream(name) // its latency panel reads 0 before the first request
 	}
 	return nil
 }

@@ -291,7 +291,7 @@ func TestTemplate_SleepingRoomWakesToItsOverride(t *testing.T) {
 	if r := v.from("198.51.100.1", http.MethodGet, "/events/1/"); r.state() != "waiting" {
 		t.Fatalf("through A: %v", r.json)
 	}
-	if r := v.do(http.MethodPost, "/.waitroom/leave?room=event-1", "Sec-Fetch-Site", "same-origin", "X-Forwarded-For", "198.51.100.1"); r.status != http.StatusOK {
+	if r := v.do(http.MethodPost, "/.waitroom/leave?room=event-1", "Sec-Fetch-Site", "same-origin", "X-Forwarded-For", "198.51.100.1"); r.status != http.StatusSeeOther {
 		t.Fatalf("leave: %d", r.status)
 	}
 	if r := newVisitor(t, baseB).from("198.51.101.1", http.MethodGet, "/events/1/"); r.state() != "waiting" {

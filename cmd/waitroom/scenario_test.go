@@ -201,7 +201,7 @@ func TestGateway_LeaveGivesUpThePlace(t *testing.T) {
 	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/enter?room=concert", "Accept", "application/json"); r.status != 200 || r.state() != "waiting" {
 		t.Fatalf("enter: %d %v", r.status, r.json)
 	}
-	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/leave?room=concert"); r.status != 200 || len(r.header.Values("Set-Cookie")) != 0 {
+	if r := newVisitor(t, base).do(http.MethodPost, "/.waitroom/leave?room=concert"); r.status != http.StatusSeeOther || len(r.header.Values("Set-Cookie")) != 0 {
 		t.Fatalf("leave without a ticket: %d, Set-Cookie %v", r.status, r.header.Values("Set-Cookie"))
 	}
 	// The page's own fetch without Fetch Metadata names this origin.

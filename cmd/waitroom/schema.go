@@ -48,7 +48,11 @@ func eventNames() []string {
 // file, derived from Config's mapstructure tags so it cannot miss a key:
 // every object refuses keys it does not know, as the loader does.
 func configSchema() map[string]any {
-	s := schemaOf(reflect.TypeFor[Config](), "")
+	docs, err := schemaDocs(map[string]bool{"rooms": true, "upstreams": true})
+	if err != nil {
+		panic(err) // configs/waitroom.yaml is embedded: a broken one is a broken build, which tests catch
+	}
+	s := schemaOf(reflect.TypeFor[Config](), "", docs)
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["$id"] = schemaID
 	s["title"] = "waitroom configuration"
@@ -56,16 +60,16 @@ func configSchema() map[string]any {
 	return s
 }
 
-func schemaOf(t reflect.Type, path string) map[string]any {
+func schemaOf(t reflect.Type, path string, docs map[string]keyDoc) map[string]any {
 	switch t.Kind() {
 	case reflect.Pointer:
-		return schemaOf(t.Elem(), path)
+		return schemaOf(t.Elem(), path, docs)
 	case reflect.Struct:
 		props := map[string]any{}
-		structProps(t, path, props)
+		structProps(t, path, props, docs)
 		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	case reflect.Map:
-		s := map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), joinKey(path, "*"))}
+		s := map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), joinKey(path, "*"), docs)}
 		switch path {
 		case "rooms":
 			s["propertyNames"] = map[string]any{"anyOf": []any{
@@ -76,7 +80,7 @@ func schemaOf(t reflect.Type, path string) map[string]any {
 		}
 		return s
 	case reflect.Slice, reflect.Array:
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), path)}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), path, docs)}
 	case reflect.String:
 		if c, ok := schemaChoices[path]; ok {
 			return map[string]any{"anyOf": []any{
@@ -104,7 +108,7 @@ func orEnv(typ string) map[string]any {
 
 // structProps adds t's keys to props, with squashed embedded structs
 // flattened as the decoder flattens them.
-func structProps(t reflect.Type, path string, props map[string]any) {
+func structProps(t reflect.Type, path string, props map[string]any, docs map[string]keyDoc) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -112,7 +116,7 @@ func structProps(t reflect.Type, path string, props map[string]any) {
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
 		if strings.Contains(opts, "squash") {
-			structProps(f.Type, path, props)
+			structProps(f.Type, path, props, docs)
 			continue
 		}
 		if name == "-" {
@@ -121,7 +125,19 @@ func structProps(t reflect.Type, path string, props map[string]any) {
 		if name == "" {
 			panic(fmt.Sprintf("schema: %s.%s has no mapstructure tag", t, f.Name)) // the loader's keys come from the tags
 		}
-		props[name] = schemaOf(f.Type, joinKey(path, name))
+		p := joinKey(path, name)
+		s := schemaOf(f.Type, p, docs)
+		if d, ok := docs[p]; ok {
+			// What an editor shows on hover: the documented file's words
+			// and value for the key.
+			s["description"] = d.description
+			if d.hasDefault {
+				s["default"] = d.def
+			} else if d.noDefault != "" {
+				s["description"] = d.description + " (no default: " + d.noDefault + ")"
+			}
+		}
+		props[name] = s
 	}
 }
 

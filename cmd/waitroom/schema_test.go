@@ -274,3 +274,49 @@ func hasType(v any, typ string) bool {
 	}
 	return false
 }
+
+// Every key of the schema carries a description and a default for an
+// editor's hover, both from configs/waitroom.yaml; a key without a default
+// (an object, whose keys have theirs, or a required value) says why.
+func TestSchema_EveryKeyHasDescriptionAndDefault(t *testing.T) {
+	t.Parallel()
+	var walk func(node map[string]any, path string)
+	n := 0
+	walk = func(node map[string]any, path string) {
+		props, _ := node["properties"].(map[string]any)
+		for name, v := range props {
+			p := joinKey(path, name)
+			s := v.(map[string]any)
+			n++
+			desc, _ := s["description"].(string)
+			if len(desc) < 8 {
+				t.Errorf("%s: no description (%q)", p, desc)
+			}
+			_, hasDefault := s["default"]
+			if !hasDefault && s["type"] != "object" && !strings.Contains(desc, "(no default: ") {
+				t.Errorf("%s: no default and no reason why", p)
+			}
+			walk(s, p)
+			if items, ok := s["items"].(map[string]any); ok {
+				walk(items, p)
+			}
+			if more, ok := s["additionalProperties"].(map[string]any); ok {
+				walk(more, joinKey(p, "*"))
+			}
+		}
+	}
+	walk(configSchema(), "")
+	if n < 100 {
+		t.Fatalf("only %d keys walked", n)
+	}
+	// The values are the file's, typed as JSON: a spot check of each kind.
+	rooms := configSchema()["properties"].(map[string]any)["rooms"].(map[string]any)["additionalProperties"].(map[string]any)["properties"].(map[string]any)
+	for key, want := range map[string]any{"max_active": 100, "admit_rate": "unlimited", "challenge": "off", "challenge_bits": 14} {
+		if got := rooms[key].(map[string]any)["default"]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rooms.*.%s: default %v, want %v", key, got, want)
+		}
+	}
+	if d := rooms["max_active"].(map[string]any)["description"]; d != "sessions inside at once; 0 admits nobody" {
+		t.Errorf("rooms.*.max_active: description %q", d)
+	}
+}

@@ -153,7 +153,7 @@ func TestSocket_ClosedWhenTheSessionEnds(t *testing.T) {
 			}
 		}},
 		{"left", func(t *testing.T, _ *App, _ string, v *visitor, _ string) {
-			if r := v.do(http.MethodPost, "/.waitroom/leave?room=concert", "Sec-Fetch-Site", "same-origin"); r.status != 200 {
+			if r := v.do(http.MethodPost, "/.waitroom/leave?room=concert", "Sec-Fetch-Site", "same-origin"); r.status != http.StatusSeeOther {
 				t.Fatalf("leave: %d", r.status)
 			}
 		}},

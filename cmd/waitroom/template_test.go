@@ -131,7 +131,7 @@ func TestTemplate_IdleRoomDisappears(t *testing.T) {
 	if r := v.get("/events/9/"); r.body != "site:/events/9/" {
 		t.Fatalf("visit: %d %q", r.status, r.body)
 	}
-	if r := v.do(http.MethodPost, "/.waitroom/leave?room=event-9", "Sec-Fetch-Site", "same-origin"); r.status != 200 {
+	if r := v.do(http.MethodPost, "/.waitroom/leave?room=event-9", "Sec-Fetch-Site", "same-origin"); r.status != http.StatusSeeOther {
 		t.Fatalf("leave: %d", r.status)
 	}
 	keys := func() []string {

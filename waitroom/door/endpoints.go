@@ -11,8 +11,10 @@ import (
 // Paths under waitroom.Prefix that Endpoints serves besides the gate's
 // status, leave and enter.
 const (
-	// ClientPath serves client.js, for SPAs and sites' own pages.
-	ClientPath = waitroom.Prefix + "client.js"
+	// ClientPath serves client.js, for SPAs and sites' own pages, and
+	// ClientTypesPath its TypeScript types.
+	ClientPath      = waitroom.Prefix + "client.js"
+	ClientTypesPath = waitroom.Prefix + "client.d.ts"
 	// JWKSPath serves the public keys of the admission pass, for sites
 	// that verify it (also /admin/api/jwks on the admin listener).
 	JWKSPath = waitroom.Prefix + "jwks.json"
@@ -48,10 +50,14 @@ func (e *Endpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Gate.Status(w, r)
 	case p == waitroom.LeavePath:
 		e.Gate.Leave(w, r)
+	case p == waitroom.LeftPath:
+		e.Gate.Left(w, r)
 	case p == waitroom.EnterPath:
 		e.Gate.Enter(w, r)
 	case p == ClientPath:
 		e.Pages.Client(w, r)
+	case p == ClientTypesPath:
+		e.Pages.ClientTypes(w, r)
 	case e.JWKS != nil && p == JWKSPath:
 		e.JWKS.ServeHTTP(w, r)
 	case e.Release != nil && p == ReleasePath:

@@ -48,6 +48,10 @@
 // plus the client library's go_* and process_* collectors and the scrape
 // handler's own promhttp_* counters.
 //
+// Declare exports a room's (or template's) series at 0 when the room is put
+// in service, DeclareUpstream an upstream's, and New every webhook event and
+// result, so a dashboard of a quiet gateway reads 0 rather than "No data".
+//
 // A routeless request (room "") is labelled room="-", because Prometheus
 // treats an empty label as a missing one. Label values the package does not
 // know for a closed set (a decision, a release "how", a reload result, a store

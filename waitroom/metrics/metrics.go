@@ -75,6 +75,7 @@ func New() *Metrics {
 	)
 	m.reg.MustRegister(m.defineLifecycle()...)
 	m.resolve()
+	m.declareWebhooks()
 	// Built once: InstrumentMetricHandler registers its own counters, and
 	// ContinueOnError serves what could be gathered when one collector fails
 	// (say, /proc unreadable) rather than a 500 that hides everything.

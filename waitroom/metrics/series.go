@@ -53,9 +53,9 @@ func label(s string) string {
 	return s
 }
 
-// roomSeries are a room's counters, resolved when the room is first seen.
-// The gauges are not here: Room sets them once a tick, and creating them on
-// a room's first request would show a queue of 0 before the store said so.
+// roomSeries are a room's counters, resolved when the room is first seen
+// (Declare, when it is put in service). The gauges are not here: Room sets
+// them once a tick.
 type roomSeries struct {
 	requests     [len(decisions)]prometheus.Counter
 	releases     [len(hows)]prometheus.Counter

@@ -1,7 +1,8 @@
 // client.js gates an SPA's buttons and API calls with a waiting room, as a
 // page behind the room is gated (served at /.waitroom/client.js, with
-// challenge.js's solver after it). No dependencies; docs/protocol.md has the
-// protocol it speaks, for apps that cannot run it.
+// challenge.js's solver after it). No dependencies; docs/client.md documents
+// it with examples, client.d.ts (/.waitroom/client.d.ts) types it, and
+// docs/protocol.md has the protocol it speaks, for apps that cannot run it.
 //
 //   waitroom.fetch(url, init) -> Promise<Response>
 //     fetch, but an answer that says the visitor waits (the header
@@ -79,7 +80,8 @@
     var low = 0, lowTicket = 0;
     this.show = function (a) {
       if (a.state === 'hold') { pos.textContent = t('hold'); info.textContent = ''; return; }
-      if (a.state === 'paused') { info.textContent = t('paused'); }
+      // paused is also a room with max_active 0: no estimate to give.
+      if (a.state === 'paused' || a.paused) { info.textContent = t('paused'); }
       // Never a larger place for the same ticket: instances answer from
       // views up to a tick apart.
       if (a.position > 0 && !(a.ticket && a.ticket === lowTicket && a.position > low)) {
@@ -87,7 +89,7 @@
         lowTicket = a.ticket;
       }
       if (a.position > 0) pos.textContent = t('position', a.ticket === lowTicket ? low : a.position);
-      if (a.state === 'waiting') {
+      if (a.state === 'waiting' && !a.paused) {
         info.textContent = typeof a.eta_seconds === 'number' ? t('eta', Math.max(1, Math.ceil(a.eta_seconds / 60))) : t('calculating');
       }
     };

@@ -11,11 +11,13 @@
   const ROOMS_MS = Number(app.dataset.roomsEvery) || 3000;
   const HISTORY_MS = Number(app.dataset.historyEvery) || 10000;
   const SPAN = 15 * 60 * 1000; // what the charts cover
-  const CHARTS = { waiting: 'Waiting', active: 'Active', admitted_per_minute: 'Admitted per minute' };
-  const MODES = { fifo: 'FIFO', random: 'Random', paused: 'Paused', reject: 'Rejecting', passthrough: 'Passthrough' };
-  const fmt = new Intl.NumberFormat('en-US'), compact = new Intl.NumberFormat('en-US', { notation: 'compact' });
-  const PAUSE = 'Pause admissions to "{}"?\nNobody new gets in until you resume; people inside stay inside.';
-  const RESET = 'Reset "{}" to its configuration?\nThis drops the runtime override on every instance.';
+  // The page's words in its language (the server picked it: the operator's
+  // choice, else Accept-Language); {x} marks a value tr() fills in.
+  const T = JSON.parse($('dash-text').textContent), LANG = app.dataset.lang === 'ko' ? 'ko' : 'en';
+  const tr = (key, vals) => String(T[key] || key).replace(/\{(\w+)\}/g, (m, k) => (vals && k in vals ? vals[k] : m));
+  const CHARTS = { waiting: 'chart_waiting', active: 'chart_active', admitted_per_minute: 'chart_rate' };
+  const LOCALE = LANG === 'ko' ? 'ko-KR' : 'en-US';
+  const fmt = new Intl.NumberFormat(LOCALE), compact = new Intl.NumberFormat(LOCALE, { notation: 'compact' });
   let cards = {}, memToken = '', lastOK = 0;
 
   const num = (n) => (Number.isFinite(n) ? fmt.format(n) : '—');
@@ -42,13 +44,13 @@
         signal: ctl.signal, body: body === undefined ? undefined : JSON.stringify(body) });
       const data = await res.json().catch(() => null); // errors may come without JSON
       if (res.status === 401) {
-        signOut('The token was refused. Enter the admin token again.');
+        signOut(tr('token_refused'));
         throw Object.assign(new Error('signed out'), { auth: true });
       }
       if (!res.ok) throw new Error((data && data.error) || 'HTTP ' + res.status);
       return data;
     } catch (e) {
-      throw e.name === 'AbortError' ? new Error('no answer within 8 s') : e;
+      throw e.name === 'AbortError' ? new Error(tr('no_answer')) : e;
     } finally { clearTimeout(timer); }
   }
 
@@ -78,7 +80,7 @@
       render((data && data.rooms) || []);
       templates((data && data.templates) || []);
     } catch (e) {
-      if (!e.auth) banner('Cannot reach the admin API (' + e.message + '). Retrying…');
+      if (!e.auth) banner(tr('unreachable', { e: e.message }));
     }
     live();
   }
@@ -96,9 +98,9 @@
   function live() {
     const el = $('live'), age = Date.now() - lastOK, fresh = lastOK && age < Math.max(10000, 3 * ROOMS_MS);
     el.classList.toggle('stale', !fresh);
-    setText($('live-text'), !lastOK ? 'Connecting…'
-      : fresh ? 'Live · every ' + ROOMS_MS / 1000 + ' s' : 'No update for ' + Math.round(age / 1000) + ' s');
-    if (lastOK) el.title = 'Last update ' + new Date(lastOK).toLocaleTimeString([], { hour12: false });
+    setText($('live-text'), !lastOK ? tr('connecting')
+      : fresh ? tr('live_every', { n: ROOMS_MS / 1000 }) : tr('no_update', { n: Math.round(age / 1000) }));
+    if (lastOK) el.title = tr('last_update', { t: new Date(lastOK).toLocaleTimeString(LOCALE, { hour12: false }) });
   }
 
   function render(list) {
@@ -130,8 +132,8 @@
     c.room = r;
     setText(f.title, r.title || r.name);
     setText(f.name, r.name);
-    setText(f.mode, MODES[mode] || mode);
-    setText(f.source, r.source === 'api' ? 'API' : r.source === 'template' ? 'from ' + r.template : 'file');
+    setText(f.mode, T['mode_' + mode] || mode);
+    setText(f.source, r.source === 'api' ? tr('src_api') : r.source === 'template' ? tr('src_template', { t: r.template }) : tr('src_file'));
     c.el.querySelector('[data-act="delete"]').hidden = r.source !== 'api';
     setText(f.waited, typeof r.wait_p50_seconds === 'number' ? wait(r.wait_p50_seconds) + ' · ' + wait(r.wait_p90_seconds) : '—');
     f.mode.className = 'badge mode-' + mode;
@@ -139,24 +141,29 @@
     f.store.hidden = r.store_up !== false;
     setText(f.waiting, num(r.waiting));
     setText(f.active, num(r.active));
+    // effective.max_active is the operator's figure even while paused (the
+    // store is handed 0 then): shown, and written back, as set; the note
+    // says that nobody goes in now.
     setText(f.max, num(eff.max_active));
+    setText(f['max-note'], mode === 'paused' ? tr('max_paused') : mode === 'reject' ? tr('max_closed')
+      : eff.max_active === 0 ? tr('max_zero') : '');
     const full = eff.max_active > 0 ? r.active / eff.max_active : r.active > 0 ? 1 : 0;
     f.fill.setAttribute('width', Math.min(100, Math.max(0, full * 100)).toFixed(1) + '%');
     setText(f.rate, num(r.admitted_last_minute));
     setText(f['rate-cfg'], eff.admit_rate && eff.admit_rate !== cfg.admit_rate
-      ? 'now ' + eff.admit_rate + ' · configured ' + cfg.admit_rate : 'configured ' + (cfg.admit_rate || '—'));
-    setText(f.eta, r.waiting === 0 ? 'no line' : wait(r.eta_back_seconds));
-    setText(f['eta-note'], mode === 'paused' ? 'none while paused' : mode === 'reject' ? 'room closed' : 'estimated');
-    setText(f.totals, ['joined', 'admitted', 'released', 'expired', 'abandoned']
-      .map((k) => k[0].toUpperCase() + k.slice(1) + ' ' + num(t[k])).join(' · '));
+      ? tr('rate_now', { now: eff.admit_rate, cfg: cfg.admit_rate }) : tr('rate_cfg', { cfg: cfg.admit_rate || '—' }));
+    setText(f.eta, r.waiting === 0 ? tr('no_line') : wait(r.eta_back_seconds));
+    setText(f['eta-note'], mode === 'paused' ? tr('eta_paused') : mode === 'reject' ? tr('eta_closed') : tr('estimated'));
+    setText(f.totals, tr('totals', { joined: num(t.joined), admitted: num(t.admitted), released: num(t.released),
+      expired: num(t.expired), abandoned: num(t.abandoned) }));
     const g = r.guards || {};
-    setText(f.guards, 'Join limit ' + (g.join_limit || '—') + ' per network · challenge ' +
-      (g.challenge === 'pow' ? g.challenge_bits + ' bits' : 'off') + ' · identity ' + (g.identity || 'off') +
-      ' · tickets issued ' + num(g.tickets_issued) +
-      ' · turned away ' + num((g.refused_quota || 0) + (g.refused_full || 0)));
+    setText(f.guards, tr('guards', { limit: g.join_limit || '—',
+      challenge: g.challenge === 'pow' ? tr('bits', { n: g.challenge_bits }) : tr('off'),
+      identity: g.identity && g.identity !== 'off' ? g.identity : tr('off'), issued: num(g.tickets_issued),
+      refused: num((g.refused_quota || 0) + (g.refused_full || 0)) }));
     setText(f['override-note'], overrideNote(r.override));
     const btn = c.el.querySelector('[data-act="mode"]'), paused = mode === 'paused';
-    setText(btn, paused ? 'Resume admissions' : 'Pause admissions');
+    setText(btn, paused ? tr('resume') : tr('pause'));
     btn.classList.toggle('primary', paused);
     c.el.querySelector('[data-act="reset"]').disabled = !r.override;
     sync(c, 'max_active', eff.max_active);
@@ -167,23 +174,23 @@
   function wait(s) {
     const m = Math.round(s / 60);
     if (typeof s !== 'number' || s < 0) return '—';
-    return s < 60 ? '< 1 min' : m < 60 ? m + ' min' : Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
+    return s < 60 ? tr('wait_lt1') : m < 60 ? tr('wait_m', { m: m }) : tr('wait_hm', { h: Math.floor(m / 60), m: m % 60 });
   }
 
   // templates lists the room templates and the rooms each fills now.
   function templates(list) {
     const el = $('templates');
     el.hidden = list.length === 0;
-    setText(el, list.map((t) => 'Template ' + t.name + ': ' + num(t.rooms) + ' of ' + num(t.max_rooms) + ' rooms in use').join(' · '));
+    setText(el, list.map((t) => tr('templates', { name: t.name, n: num(t.rooms), max: num(t.max_rooms) })).join(' · '));
   }
 
   function overrideNote(o) {
-    if (!o) return 'Running on the configuration file.';
-    const parts = [o.max_active != null && 'max active ' + num(o.max_active), o.admit_rate && 'admit rate ' + o.admit_rate,
-      o.mode && 'mode ' + o.mode].filter(Boolean);
+    if (!o) return tr('override_none');
+    const parts = [o.max_active != null && tr('o_max', { n: num(o.max_active) }), o.admit_rate && tr('o_rate', { r: o.admit_rate }),
+      o.mode && tr('o_mode', { m: o.mode })].filter(Boolean);
     const at = new Date(o.changed || NaN);
-    const since = isNaN(at) ? '' : ' since ' + at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
-    return 'Override' + since + ': ' + (parts.join(', ') || 'message only') + '.';
+    const since = isNaN(at) ? '' : tr('override_since', { t: at.toLocaleTimeString(LOCALE, { hour: '2-digit', minute: '2-digit', hour12: false }) });
+    return tr('override', { since: since, parts: parts.join(', ') || tr('o_message') });
   }
 
   // sync shows the value in effect in a limit's input unless the operator
@@ -201,23 +208,23 @@
       const r = c.room || {}, cfg = (r.configured && r.configured.mode) || 'fifo';
       // Resume to the configured mode, or fifo if the file itself pauses.
       if (r.mode === 'paused') send(c, e.currentTarget, 'mode', 'PATCH', path(), { mode: cfg === 'paused' ? 'fifo' : cfg });
-      else if (confirm(PAUSE.replace('{}', title))) send(c, e.currentTarget, 'mode', 'PATCH', path(), { mode: 'paused' });
+      else if (confirm(tr('confirm_pause', { room: title() }))) send(c, e.currentTarget, 'mode', 'PATCH', path(), { mode: 'paused' });
     });
     c.el.querySelector('[data-act="reset"]').addEventListener('click', (e) => {
-      if (confirm(RESET.replace('{}', title))) send(c, e.currentTarget, 'mode', 'DELETE', path('/overrides'));
+      if (confirm(tr('confirm_reset', { room: title() }))) send(c, e.currentTarget, 'mode', 'DELETE', path('/overrides'));
     });
     // Delete asks twice: the first click arms the button for a few seconds.
     const del = c.el.querySelector('[data-act="delete"]');
     let armed = 0;
     del.addEventListener('click', (e) => {
       if (!armed) {
-        setText(del, 'Really delete?');
-        armed = setTimeout(() => { armed = 0; setText(del, 'Delete room'); }, 4000);
+        setText(del, tr('really_delete'));
+        armed = setTimeout(() => { armed = 0; setText(del, tr('delete')); }, 4000);
         return;
       }
       clearTimeout(armed);
       armed = 0;
-      setText(del, 'Delete room');
+      setText(del, tr('delete'));
       send(c, e.currentTarget, 'mode', 'DELETE', path());
     });
     c.el.querySelectorAll('form').forEach((form) => {
@@ -227,7 +234,7 @@
         e.preventDefault();
         const v = input.value.trim(), n = Number(v);
         if (act !== 'admit_rate' && !(Number.isInteger(n) && n >= (admit ? 1 : 0))) {
-          say(c.err[act], 'Enter a whole number' + (admit ? ' of 1 or more.' : ', 0 or more.'));
+          say(c.err[act], tr(admit ? 'whole1' : 'whole'));
           return;
         }
         const body = admit ? { count: n } : { [act]: act === 'admit_rate' ? v : n };
@@ -235,8 +242,9 @@
         if (data === false) return;
         input.classList.remove('dirty');
         if (!admit) return;
-        const of = data && data.asked > data.admitted ? ' of ' + num(data.asked) + ': max active reached.' : '.';
-        say(c.err[act], data && Number.isFinite(data.admitted) ? 'Let in ' + num(data.admitted) + of : 'Sent.', true);
+        say(c.err[act], data && Number.isFinite(data.admitted)
+          ? tr(data.asked > data.admitted ? 'let_in_of' : 'let_in', { n: num(data.admitted), asked: num(data.asked) })
+          : tr('sent'), true);
       });
     });
   }
@@ -290,10 +298,11 @@
       fig.querySelector('.ref').setAttribute('points', ref > 0 ? '0,' + y(ref) + ' 300,' + y(ref) : '');
       setText(c.f['top-' + k], compact.format(top));
       setText(c.f['now-' + k], vals.length ? num(last) : '');
-      setText(c.f['ref-' + k], ref > 0 ? 'limit ' + num(ref) : '');
+      setText(c.f['ref-' + k], ref > 0 ? tr('limit', { n: num(ref) }) : '');
       c.f['ref-' + k].hidden = !(ref > 0);
-      fig.querySelector('svg').setAttribute('aria-label', CHARTS[k] + ', last 15 minutes: ' + (vals.length
-        ? 'from ' + num(vals[0]) + ' to ' + num(last) + ', peak ' + num(peak) : 'no data yet'));
+      fig.querySelector('svg').setAttribute('aria-label', vals.length
+        ? tr('chart_some', { chart: tr(CHARTS[k]), a: num(vals[0]), b: num(last), peak: num(peak) })
+        : tr('chart_none', { chart: tr(CHARTS[k]) }));
     }
   }
 
@@ -322,7 +331,7 @@
     say(err, '');
     try {
       await call('POST', '/rooms', body);
-      say(err, 'Created ' + body.name + '.', true);
+      say(err, tr('created', { name: body.name }), true);
       e.currentTarget.reset();
       roomsPoll.kick();
     } catch (x) {
@@ -345,6 +354,14 @@
     if (t) { setToken(t); start(); }
   });
   $('signout').addEventListener('click', () => signOut(''));
+  // The language switch keeps the pick in a cookie for a year (the server
+  // reads it to render the page) and reloads in that language; the token
+  // stays in sessionStorage, so the operator stays signed in.
+  $('lang').addEventListener('change', (e) => {
+    const v = e.currentTarget.value === 'ko' ? 'ko' : 'en';
+    document.cookie = 'waitroom_admin_lang=' + v + '; path=/admin; max-age=31536000; samesite=strict';
+    location.reload();
+  });
   document.addEventListener('visibilitychange', () => { if (!document.hidden && !$('live').hidden) roomsPoll.kick(); });
   setInterval(live, 1000);
   // An API without a token (the demo, an admin listener on loopback) needs

@@ -93,7 +93,9 @@
       set('wr-ahead', count('ahead', d.ahead));
       set('wr-behind', count('behind', d.behind));
       set('wr-total', count('waiting', d.waiting));
-      set('wr-eta', eta(d.eta_seconds, d.eta_max_seconds));
+      // A room that lets nobody in has no estimate: a rate measured before
+      // the stop would promise a turn that is not coming.
+      set('wr-eta', d.paused || state === 'paused' ? T.eta_paused : eta(d.eta_seconds, d.eta_max_seconds));
       var pct = Math.round(Math.min(1, Math.max(0, d.progress || 0)) * 100);
       var bar = $('wr-bar');
       bar.setAttribute('aria-valuenow', pct);

@@ -1,0 +1,233 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+)
+
+// DashboardLangCookie keeps the language an operator picked on the
+// dashboard ("en" or "ko"), for a year, on the admin listener only; without
+// it the dashboard follows Accept-Language.
+const DashboardLangCookie = "waitroom_admin_lang"
+
+// dashboardLang is the dashboard's language for r: the operator's pick, else
+// the browser's Accept-Language, else English.
+func dashboardLang(r *http.Request) string {
+	if c, err := r.Cookie(DashboardLangCookie); err == nil && (c.Value == "en" || c.Value == "ko") {
+		return c.Value
+	}
+	return Locale(r.Header.Get("Accept-Language"), "en")
+}
+
+// dashboardText holds the dashboard's words: the page's (templates/
+// dashboard.html reads them as .T) and its script's (dashboard.js reads the
+// same table from the page's JSON block). {x} marks a value the script
+// fills in. Both languages have every key (TestDashboardText_SameKeys).
+var dashboardText = map[string]map[string]string{
+	"en": {
+		"doc_title":        "Dashboard · waitroom",
+		"brand_sub":        "Operator dashboard",
+		"language":         "Language",
+		"connecting":       "Connecting…",
+		"signout":          "Sign out",
+		"noscript":         "The dashboard needs JavaScript. The admin API works without it, see the README.",
+		"signin_heading":   "Sign in",
+		"signin_lead_a":    "Enter the admin token (",
+		"signin_lead_b":    " in the configuration). It stays in this browser tab only and is gone when you close it.",
+		"token_label":      "Admin token",
+		"signin_button":    "Sign in",
+		"new_room":         "New room",
+		"f_name":           "Name",
+		"f_path":           "Path",
+		"f_upstream":       "Upstream",
+		"f_max_active":     "Max active",
+		"f_admit_rate":     "Admit rate",
+		"f_title":          "Title",
+		"f_title_hint":     "Waiting room",
+		"create":           "Create",
+		"created":          "Created {name}.",
+		"empty":            "No rooms are configured.",
+		"badge_override":   "Override",
+		"store_warn":       "Store unreachable: these numbers may be stale.",
+		"st_waiting":       "Waiting",
+		"in_line":          "in line",
+		"st_active":        "Active",
+		"st_rate":          "Admitted / min",
+		"st_eta":           "Wait at the back",
+		"estimated":        "estimated",
+		"st_waited":        "Waited, 15 min",
+		"waited_note":      "median · p90",
+		"chart_waiting":    "Waiting",
+		"chart_active":     "Active",
+		"chart_rate":       "Admitted / min",
+		"chart_none":       "{chart}, last 15 minutes: no data yet",
+		"chart_some":       "{chart}, last 15 minutes: from {a} to {b}, peak {peak}",
+		"axis_start":       "−15 min",
+		"axis_now":         "now",
+		"limit":            "limit {n}",
+		"controls":         "Controls",
+		"pause":            "Pause admissions",
+		"resume":           "Resume admissions",
+		"reset":            "Reset to config",
+		"delete":           "Delete room",
+		"really_delete":    "Really delete?",
+		"apply":            "Apply",
+		"admit_now":        "Admit now",
+		"admit":            "Admit",
+		"confirm_pause":    "Pause admissions to \"{room}\"?\nNobody new gets in until you resume; people inside stay inside.",
+		"confirm_reset":    "Reset \"{room}\" to its configuration?\nThis drops the runtime override on every instance.",
+		"live_every":       "Live · every {n} s",
+		"no_update":        "No update for {n} s",
+		"last_update":      "Last update {t}",
+		"unreachable":      "Cannot reach the admin API ({e}). Retrying…",
+		"token_refused":    "The token was refused. Enter the admin token again.",
+		"no_answer":        "no answer within 8 s",
+		"mode_fifo":        "FIFO",
+		"mode_random":      "Random",
+		"mode_paused":      "Paused",
+		"mode_reject":      "Rejecting",
+		"mode_passthrough": "Passthrough",
+		"src_api":          "API",
+		"src_template":     "from {t}",
+		"src_file":         "file",
+		"rate_now":         "now {now} · configured {cfg}",
+		"rate_cfg":         "configured {cfg}",
+		"no_line":          "no line",
+		"eta_paused":       "none while paused",
+		"eta_closed":       "room closed",
+		"max_paused":       "paused: nobody new goes in",
+		"max_closed":       "closed: nobody new goes in",
+		"max_zero":         "max active 0: nobody goes in",
+		"totals":           "Joined {joined} · Admitted {admitted} · Released {released} · Expired {expired} · Abandoned {abandoned}",
+		"guards":           "Join limit {limit} per network · challenge {challenge} · identity {identity} · tickets issued {issued} · turned away {refused}",
+		"bits":             "{n} bits",
+		"off":              "off",
+		"templates":        "Template {name}: {n} of {max} rooms in use",
+		"override_none":    "Running on the configuration file.",
+		"override":         "Override{since}: {parts}.",
+		"override_since":   " since {t}",
+		"o_max":            "max active {n}",
+		"o_rate":           "admit rate {r}",
+		"o_mode":           "mode {m}",
+		"o_message":        "message only",
+		"whole":            "Enter a whole number, 0 or more.",
+		"whole1":           "Enter a whole number of 1 or more.",
+		"let_in":           "Let in {n}.",
+		"let_in_of":        "Let in {n} of {asked}: max active reached.",
+		"sent":             "Sent.",
+		"wait_lt1":         "< 1 min",
+		"wait_m":           "{m} min",
+		"wait_hm":          "{h} h {m} min",
+	},
+	"ko": {
+		"doc_title":        "대시보드 · waitroom",
+		"brand_sub":        "운영자 대시보드",
+		"language":         "언어",
+		"connecting":       "연결 중…",
+		"signout":          "로그아웃",
+		"noscript":         "대시보드에는 JavaScript가 필요합니다. 관리 API는 JavaScript 없이도 쓸 수 있습니다(README 참고).",
+		"signin_heading":   "로그인",
+		"signin_lead_a":    "관리자 토큰(설정의 ",
+		"signin_lead_b":    ")을 입력하세요. 이 브라우저 탭에만 보관되며 탭을 닫으면 사라집니다.",
+		"token_label":      "관리자 토큰",
+		"signin_button":    "로그인",
+		"new_room":         "새 대기실",
+		"f_name":           "이름",
+		"f_path":           "경로",
+		"f_upstream":       "업스트림",
+		"f_max_active":     "최대 입장 인원",
+		"f_admit_rate":     "입장 속도",
+		"f_title":          "제목",
+		"f_title_hint":     "대기실",
+		"create":           "만들기",
+		"created":          "{name} 대기실을 만들었습니다.",
+		"empty":            "설정된 대기실이 없습니다.",
+		"badge_override":   "재정의",
+		"store_warn":       "저장소에 연결할 수 없습니다. 숫자가 최신이 아닐 수 있습니다.",
+		"st_waiting":       "대기",
+		"in_line":          "명 대기 중",
+		"st_active":        "입장 중",
+		"st_rate":          "분당 입장",
+		"st_eta":           "맨 뒤 예상 대기",
+		"estimated":        "추정치",
+		"st_waited":        "최근 15분 대기 시간",
+		"waited_note":      "중앙값 · p90",
+		"chart_waiting":    "대기",
+		"chart_active":     "입장 중",
+		"chart_rate":       "분당 입장",
+		"chart_none":       "{chart}, 최근 15분: 아직 데이터 없음",
+		"chart_some":       "{chart}, 최근 15분: {a}에서 {b}, 최고 {peak}",
+		"axis_start":       "−15분",
+		"axis_now":         "지금",
+		"limit":            "한도 {n}",
+		"controls":         "제어",
+		"pause":            "입장 일시 정지",
+		"resume":           "입장 재개",
+		"reset":            "설정으로 되돌리기",
+		"delete":           "대기실 삭제",
+		"really_delete":    "정말 삭제할까요?",
+		"apply":            "적용",
+		"admit_now":        "지금 입장",
+		"admit":            "입장",
+		"confirm_pause":    "\"{room}\" 입장을 일시 정지할까요?\n재개할 때까지 새로 입장하는 사람은 없고, 이미 입장한 사람은 그대로 머뭅니다.",
+		"confirm_reset":    "\"{room}\"을(를) 설정 파일대로 되돌릴까요?\n모든 인스턴스에서 실행 중 재정의가 사라집니다.",
+		"live_every":       "실시간 · {n}초마다",
+		"no_update":        "{n}초 동안 업데이트 없음",
+		"last_update":      "마지막 업데이트 {t}",
+		"unreachable":      "관리 API에 연결할 수 없습니다({e}). 다시 시도하는 중…",
+		"token_refused":    "토큰이 거부되었습니다. 관리자 토큰을 다시 입력하세요.",
+		"no_answer":        "8초 안에 응답이 없습니다",
+		"mode_fifo":        "선착순",
+		"mode_random":      "무작위",
+		"mode_paused":      "일시 정지",
+		"mode_reject":      "입장 마감",
+		"mode_passthrough": "통과",
+		"src_api":          "API",
+		"src_template":     "{t} 템플릿",
+		"src_file":         "설정 파일",
+		"rate_now":         "현재 {now} · 설정 {cfg}",
+		"rate_cfg":         "설정 {cfg}",
+		"no_line":          "대기 없음",
+		"eta_paused":       "일시 정지 중에는 없음",
+		"eta_closed":       "입장 마감",
+		"max_paused":       "일시 정지: 새 입장 없음",
+		"max_closed":       "마감: 새 입장 없음",
+		"max_zero":         "최대 입장 인원 0: 입장 없음",
+		"totals":           "참여 {joined} · 입장 {admitted} · 퇴장 {released} · 만료 {expired} · 이탈 {abandoned}",
+		"guards":           "네트워크당 참여 한도 {limit} · 작업 증명 {challenge} · 신원 확인 {identity} · 발급 티켓 {issued} · 거절 {refused}",
+		"bits":             "{n}비트",
+		"off":              "끔",
+		"templates":        "템플릿 {name}: 대기실 {max}개 중 {n}개 사용 중",
+		"override_none":    "설정 파일대로 운영 중입니다.",
+		"override":         "재정의{since}: {parts}.",
+		"override_since":   " ({t}부터)",
+		"o_max":            "최대 입장 인원 {n}",
+		"o_rate":           "입장 속도 {r}",
+		"o_mode":           "모드 {m}",
+		"o_message":        "안내 문구만",
+		"whole":            "0 이상의 정수를 입력하세요.",
+		"whole1":           "1 이상의 정수를 입력하세요.",
+		"let_in":           "{n}명을 입장시켰습니다.",
+		"let_in_of":        "{asked}명 중 {n}명을 입장시켰습니다. 최대 입장 인원에 도달했습니다.",
+		"sent":             "보냈습니다.",
+		"wait_lt1":         "1분 미만",
+		"wait_m":           "{m}분",
+		"wait_hm":          "{h}시간 {m}분",
+	},
+}
+
+// dashboardJSON is each language's words as JSON for the script, made
+// once; encoding/json escapes <, > and &, so the block cannot end early.
+var dashboardJSON = func() map[string]template.JS {
+	m := make(map[string]template.JS, len(dashboardText))
+	for lang, words := range dashboardText {
+		b, err := json.Marshal(words)
+		if err != nil {
+			panic(fmt.Sprintf("encoding the dashboard's %s words: %v", lang, err))
+		}
+		m[lang] = template.JS(b)
+	}
+	return m
+}()
