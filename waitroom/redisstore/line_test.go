@@ -210,7 +210,9 @@ func TestRedisStore_RestoredVisitorsAbandoned(t *testing.T) {
 	client := srv.NewClient()
 	s := newStore(t, client, prefix)
 	lim := limits(0)
-	lim.AbandonAfter = time.Second
+	// 3s: the two who keep polling poll every 50ms, and a busy machine
+	// may stall a poll for a second without making them stale.
+	lim.AbandonAfter = 3 * time.Second
 	for _, v := range []waitroom.Visitor{o1, o2} {
 		if d := decide(t, s, lim, v, true); d.Ticket != v.Ticket || d.State != waitroom.StateWaiting {
 			t.Fatalf("restore: %+v", d)
