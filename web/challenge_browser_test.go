@@ -78,10 +78,17 @@ func solverBrowser(tb testing.TB) context.Context {
 
 // solverHelpers records policy violations and defines run(), which solves
 // with one engine and keeps every progress report and the largest gap
-// between ticks of a 10 ms timer, to show the page stayed responsive.
+// between ticks of a 10 ms timer, to show the page stayed responsive, and
+// idle(), the same timer's largest gap on a page with nothing to do: what
+// the machine alone costs it.
 const solverHelpers = `(() => {
   window.violations = [];
   document.addEventListener('securitypolicyviolation', e => violations.push(e.violatedDirective + ' ' + e.blockedURI));
+  window.idle = ms => new Promise(resolve => {
+    let last = performance.now(), gap = 0;
+    const tick = setInterval(() => { const t = performance.now(); gap = Math.max(gap, t - last); last = t; }, 10);
+    setTimeout(() => { clearInterval(tick); resolve(Math.max(gap, performance.now() - last)); }, ms);
+  });
   window.run = async (fn, prefix, bits, abortAfter) => {
     const reports = [], ac = new AbortController();
     let last = performance.now(), gap = 0;
@@ -120,6 +127,17 @@ func solveIn(tb testing.TB, ctx context.Context, fn, prefix string, bits, abortA
 		tb.Fatalf("%s: %v", expr, err)
 	}
 	return res
+}
+
+// idleGap is the longest wait of a 10 ms timer over ms on the page with no
+// work running.
+func idleGap(tb testing.TB, ctx context.Context, ms int) float64 {
+	tb.Helper()
+	gap, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf("idle(%d)", ms), chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.Fatalf("idle(%d): %v", ms, err)
+	}
+	return gap
 }
 
 func testIssuer(tb testing.TB) *challenge.Issuer {
@@ -217,13 +235,29 @@ func TestChallengeBrowser_Solves(t *testing.T) {
 	})
 	t.Run("stops", func(t *testing.T) {
 		for _, fn := range []string{"waitroomSolve", "waitroomSolveJS"} {
-			res := solveIn(t, ctx, fn, issueAt(is, room, challenge.MaxBits), challenge.MaxBits, 700)
-			if res.Error != "AbortError" || res.MS > 3000 || len(res.Reports) < 2 {
-				t.Errorf("%s stopped after %.0f ms with %q and %d reports", fn, res.MS, res.Error, len(res.Reports))
+			// The page stays responsive while the work goes on: the work
+			// adds at most 250 ms to the longest wait of a 10 ms timer,
+			// over what the same timer waits just before on an idle page
+			// (on a busy machine the page waits for a core either way).
+			// The best of three tries counts: a stall of the whole machine
+			// in one try says nothing of the solver, while a solver that
+			// does not yield fails every try.
+			var tries []string
+			for try := 0; try < 3; try++ {
+				idle := idleGap(t, ctx, 700)
+				res := solveIn(t, ctx, fn, issueAt(is, room, challenge.MaxBits), challenge.MaxBits, 700)
+				if res.Error != "AbortError" || res.MS > 3000 || len(res.Reports) < 2 {
+					t.Errorf("%s stopped after %.0f ms with %q and %d reports", fn, res.MS, res.Error, len(res.Reports))
+					break
+				}
+				tries = append(tries, fmt.Sprintf("%.0f ms (%.0f ms idle)", res.Gap, idle))
+				if res.Gap <= 250+idle {
+					tries = nil
+					break
+				}
 			}
-			// The page stays responsive while the work goes on.
-			if res.Gap > 250 {
-				t.Errorf("%s: a 10 ms timer waited %.0f ms", fn, res.Gap)
+			if tries != nil {
+				t.Errorf("%s: a 10 ms timer waited %s", fn, strings.Join(tries, ", "))
 			}
 		}
 	})

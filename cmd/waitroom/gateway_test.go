@@ -27,6 +27,9 @@ const adminToken = "test-admin-token-0123456789"
 const testKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
 // gwConfig is a gateway in front of upstream with one room on /events/.
+// The site answers at once, but its timeout is generous: on a busy
+// machine a test's own crowd may hold a proxied request for seconds, and a
+// 504 there would hold a room's slot and fail tests that test no timeout.
 func gwConfig(upstream string, room string) string {
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"
@@ -34,7 +37,7 @@ admin: { listen: "127.0.0.1:0", token: %[4]q }
 log: { level: error }
 cookie: { secure: false, hash_keys: [%[3]q], block_keys: [%[3]q] }
 upstreams:
-  site: { url: %[1]q, timeout: 2s }
+  site: { url: %[1]q, timeout: 30s }
 rooms:
   concert:
 %[2]s
@@ -122,7 +125,8 @@ type visitor struct {
 
 func newVisitor(t testing.TB, base string) *visitor {
 	jar, _ := cookiejar.New(nil)
-	return &visitor{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+	// A minute bounds a hung request; a busy machine may take seconds.
+	return &visitor{t: t, base: base, c: &http.Client{Jar: jar, Timeout: time.Minute,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 

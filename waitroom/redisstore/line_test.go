@@ -30,10 +30,17 @@ func TestRedisStore_LargeLine(t *testing.T) {
 	s := newStore(t, client, prefix)
 	seen := "{" + prefix + ":concert}:seen"
 	lim := limits(0)
-	lim.AbandonAfter = 3 * time.Second
-
+	start := time.Now()
 	line := joinMany(t, s, lim, n)
 	joined := time.Now()
+	// What follows (5,000 polls, ticks, 2,000 more polls) must end within
+	// abandon_after of the even half's polls, or they go stale too. It is
+	// a fraction of the 20,000 calls joinMany made, so abandon_after is
+	// twice the time those took (3s at least): slower machines wait longer
+	// instead of failing. joinMany placed everyone under a minute-long
+	// abandon_after; Redis weighs a last poll against the tick's limits.
+	lim.AbandonAfter = max(3*time.Second, 2*joined.Sub(start))
+	t.Logf("10,000 joins took %v; abandon_after %v", joined.Sub(start).Round(time.Millisecond), lim.AbandonAfter)
 	time.Sleep(lim.AbandonAfter + 200*time.Millisecond) // everyone is stale now
 	keep := make([]waitroom.Visitor, 0, n/2)
 	for i := 0; i < n; i += 2 {
@@ -203,7 +210,9 @@ func TestRedisStore_RestoredVisitorsAbandoned(t *testing.T) {
 	client := srv.NewClient()
 	s := newStore(t, client, prefix)
 	lim := limits(0)
-	lim.AbandonAfter = time.Second
+	// 3s: the two who keep polling poll every 50ms, and a busy machine
+	// may stall a poll for a second without making them stale.
+	lim.AbandonAfter = 3 * time.Second
 	for _, v := range []waitroom.Visitor{o1, o2} {
 		if d := decide(t, s, lim, v, true); d.Ticket != v.Ticket || d.State != waitroom.StateWaiting {
 			t.Fatalf("restore: %+v", d)

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -42,6 +43,11 @@ type spikeVisitor struct {
 	// of its last "waiting" call, or of the call that let it in at once.
 	admittedAfter time.Time
 	admittedSeen  time.Time // end of the first call that said "admitted"
+	// lapsed: the visitor came back later than its session allowed (a
+	// busy machine stalled it) and found it gone; its session expired
+	// rather than ended by Release, and checkBooks counts it so.
+	lapsed   bool
+	released bool // its Release succeeded
 }
 
 type spike struct {
@@ -151,8 +157,14 @@ func (sp *spike) visit(i int) {
 		case err != nil:
 			sp.t.Errorf("Decide: %v", err)
 			return
+		case d.State == waitroom.StateNone && v.Ticket != 0 && sp.lapsed(rec.lastWaiting, sp.lim.SessionTTL):
+			// Admitted by a tick after its last poll, on a first session
+			// of SessionTTL (under AbandonAfter), and back only after it
+			// ran out: no lost place, an expired session.
+			rec.lapsed = true
+			return
 		case d.State == waitroom.StateNone:
-			sp.t.Errorf("visitor with ticket %d lost its place", v.Ticket)
+			sp.t.Errorf("visitor with ticket %d lost its place (%v since its last poll began)", v.Ticket, time.Since(rec.lastWaiting))
 			return
 		case d.Joined:
 			v.Ticket, v.Placed, rec.ticket = d.Ticket, d.Placed, d.Ticket
@@ -165,7 +177,7 @@ func (sp *spike) visit(i int) {
 			if rec.admittedAfter.IsZero() {
 				rec.admittedAfter = from
 			}
-			sp.stay(v, i%20 == 0)
+			sp.stay(i, v, from, i%20 == 0)
 			return
 		}
 		if d.Position > last {
@@ -182,20 +194,44 @@ func (sp *spike) visit(i int) {
 
 // stay counts the visitor inside, makes one more request, and leaves or
 // goes quiet.
-func (sp *spike) stay(v waitroom.Visitor, quiet bool) {
+func (sp *spike) stay(i int, v waitroom.Visitor, admittedFrom time.Time, quiet bool) {
 	if n := sp.inside.Add(1); n > spikeMax {
 		sp.t.Errorf("%d visitors told they are admitted at once, max_active %d", n, spikeMax)
 	}
 	defer sp.inside.Add(-1) // before the slot frees: the count may lag the store's, never lead it
+	rec := &sp.seen[i]
 	time.Sleep(rand.N(20 * time.Millisecond))
-	if d, err := sp.store().Decide(context.Background(), sp.room, sp.lim, v, waitroom.JoinNone); err != nil || d.State != waitroom.StateAdmitted {
-		sp.t.Errorf("admitted visitor's next request: %+v, %v", d, err)
+	// The call that said "admitted" slid the session to SessionTTL from
+	// its start at the latest, less the renew interval it may lag by.
+	from := time.Now()
+	d, err := sp.store().Decide(context.Background(), sp.room, sp.lim, v, waitroom.JoinNone)
+	switch {
+	case err == nil && d.State == waitroom.StateNone && sp.lapsed(admittedFrom, sp.lim.SessionTTL-sp.lim.RenewInterval()):
+		rec.lapsed = true // back too late on a busy machine: expired, not lost
+		return
+	case err != nil || d.State != waitroom.StateAdmitted:
+		sp.t.Errorf("admitted visitor's next request after %v: %+v, %v", time.Since(admittedFrom), d, err)
+		return
 	}
 	if !quiet {
-		if err := sp.store().Release(context.Background(), sp.room, v.ID); err != nil {
-			sp.t.Errorf("Release: %v", err)
+		err := sp.store().Release(context.Background(), sp.room, v.ID)
+		switch {
+		case errors.Is(err, waitroom.ErrNotFound) && sp.lapsed(from, sp.lim.SessionTTL-sp.lim.RenewInterval()):
+			rec.lapsed = true // that request slid the session; it ran out before the Release
+			return
+		case err != nil:
+			sp.t.Errorf("Release %v after the last request began: %v", time.Since(from), err)
+			return
 		}
+		rec.released = true
 	}
+}
+
+// lapsed says whether a session that ran at least ttl from the start of a
+// call at from may have run out by now (the end of the call that found it
+// gone): only then is "gone" an expiry and not a lost visitor.
+func (sp *spike) lapsed(from time.Time, ttl time.Duration) bool {
+	return !from.IsZero() && time.Since(from) >= ttl
 }
 
 // checkWindows: between any two samples, admissions stay within the
@@ -264,8 +300,23 @@ func (sp *spike) checkBooks() {
 	if err != nil {
 		sp.t.Fatal(err)
 	}
+	released, lapsed := 0, 0
+	for _, v := range sp.seen {
+		switch {
+		case v.released:
+			released++
+		case v.lapsed:
+			lapsed++
+		}
+	}
+	// Every session the test did not release expired: the quiet twentieth
+	// and the visitors who came back too late on a busy machine; none was
+	// lost any other way.
+	sp.t.Logf("%d released, %d quiet, %d back after their session ran out", released, spikeVisitors-released-lapsed, lapsed)
 	if st.Joined != spikeVisitors || st.AdmittedTotal != spikeVisitors || st.Waiting != 0 || st.Active != 0 ||
-		st.Abandoned != 0 || st.Released+st.Expired != spikeVisitors || st.Expired < spikeVisitors/20 {
-		sp.t.Errorf("after the crowd: %+v, want %d joined, admitted once each, released or expired", st, spikeVisitors)
+		st.Abandoned != 0 || st.Released != int64(released) || st.Expired != int64(spikeVisitors-released) ||
+		st.Expired < spikeVisitors/20 {
+		sp.t.Errorf("after the crowd: %+v, want %d joined, admitted once each, %d released and the rest expired",
+			st, spikeVisitors, released)
 	}
 }
