@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -196,15 +197,32 @@ func TestDocs_Executed(t *testing.T) {
 	}
 }
 
-// buildDocsBinary builds the waitroom binary the way a reader does.
+// buildDocsBinary builds the waitroom binary the way a reader does, once
+// for the tests of this file.
 func buildDocsBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "waitroom")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	docsBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "waitroom-docs-")
+		if err != nil {
+			docsBinary.err = err
+			return
+		}
+		docsBinary.path = filepath.Join(dir, "waitroom")
+		out, err := exec.Command("go", "build", "-o", docsBinary.path, ".").CombinedOutput()
+		if err != nil {
+			docsBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if docsBinary.err != nil {
+		t.Fatal(docsBinary.err)
 	}
-	return bin
+	return docsBinary.path
+}
+
+var docsBinary struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // docEnv are the variables the docs' snippets expect the reader to have
@@ -510,4 +528,13 @@ func TestDocs_RunnerRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "t.md:17") || !strings.Contains(err.Error(), "rooms.concert.max_active") {
 		t.Errorf("a refused config: %v", err)
 	}
+}
+
+// TestMain removes the binary buildDocsBinary built, if any.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if docsBinary.path != "" {
+		_ = os.RemoveAll(filepath.Dir(docsBinary.path))
+	}
+	os.Exit(code)
 }
