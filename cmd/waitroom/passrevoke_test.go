@@ -139,14 +139,23 @@ func TestPass_RevokedWithinBound(t *testing.T) {
 	took := map[string]time.Duration{}
 	for name, verify := range verifiers {
 		wg.Go(func() {
-			for time.Since(left) < bound+30*time.Second {
+			for time.Since(left) < bound+60*time.Second {
+				// A verifier asked after the bound must refuse: it reads
+				// its clock no earlier than the question was sent. (Its
+				// answer may come later on a busy machine; that is no
+				// part of the bound.)
+				sent := time.Since(left)
 				if reason := verify(token); reason != "" {
 					mu.Lock()
-					took[name] = time.Since(left)
+					took[name] = sent
 					mu.Unlock()
 					if reason != "expired" {
 						t.Errorf("%s: refused as %q, want expired", name, reason)
 					}
+					return
+				}
+				if sent > bound {
+					t.Errorf("%s: accepted a pass asked about %v after the visitor left, past the bound %v", name, sent, bound)
 					return
 				}
 				time.Sleep(100 * time.Millisecond)
@@ -154,13 +163,10 @@ func TestPass_RevokedWithinBound(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("pass of a visitor who left refused after: %v (bound %v: pass.ttl %v + leeway %v)", took, bound, pass.DefaultTTL, pass.DefaultLeeway)
+	t.Logf("pass of a visitor who left refused when asked after: %v (bound %v: pass.ttl %v + leeway %v)", took, bound, pass.DefaultTTL, pass.DefaultLeeway)
 	for name := range verifiers {
-		// The pass was made before the leave, to the second, so the
-		// bound holds from the leave; a second more for the verifier's
-		// own answer on a busy machine.
-		if d, ok := took[name]; !ok || d > bound+time.Second {
-			t.Errorf("%s: refused after %v, want within %v", name, d, bound)
+		if _, ok := took[name]; !ok {
+			t.Errorf("%s: never refused the pass", name)
 		}
 	}
 }
