@@ -47,7 +47,7 @@ func TestDashboard_KoreanEnglishAndSwitch(t *testing.T) {
 	open := func(ctx context.Context, what string) shown {
 		t.Helper()
 		run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"))
-		waitJS(t, ctx, `document.querySelector('article.room [data-f="totals"]')?.textContent !== ''`, what)
+		waitJS(t, ctx, `(document.querySelector('article.room [data-f="totals"]')?.textContent || '') !== ''`, what)
 		s, err := chromedp.Run(ctx, chromedp.Evaluate[shown](read))
 		if err != nil {
 			t.Fatal(err)

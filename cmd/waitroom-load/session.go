@@ -62,6 +62,9 @@ func (v *visitor) leave() {
 	})
 	switch {
 	case !ok:
+	case html && a.status == http.StatusSeeOther:
+		// The form's answer: on to the "you left" page, a GET that changes
+		// nothing, which a browser would load and this visitor skips.
 	case a.status != http.StatusOK:
 		v.r.stats.fail(kindLeave, "status "+strconv.Itoa(a.status))
 	case !html:
