@@ -78,6 +78,7 @@ func preflightReq(t *testing.T, base, path, origin string, extra ...string) *htt
 func TestDoors_PreflightFlood(t *testing.T) {
 	site := newCORSSite(t)
 	app, base := startGateway(t, gwConfig(site.srv.URL, "    max_active: 0\n    tick: 50ms"))
+	start := time.Now()
 	first := preflightReq(t, base, "/events/checkout", "https://app.example.net")
 	if first.StatusCode != http.StatusNoContent || first.Header.Get("Access-Control-Allow-Origin") != "https://app.example.net" {
 		t.Fatalf("a real cross-origin preflight: %d %v", first.StatusCode, first.Header)
@@ -93,10 +94,13 @@ func TestDoors_PreflightFlood(t *testing.T) {
 		}
 	}
 	reached := site.preflight.Load()
-	t.Logf("300 preflights: %d reached the site, %d refused", reached, refused)
-	if reached > 100 || reached > 61 || site.upgrades.Load() != 0 || site.other.Load() != 0 {
-		t.Fatalf("reached the site %d times (%d with an upgrade, %d not preflights); want at most 61 and none",
-			reached, site.upgrades.Load(), site.other.Load())
+	t.Logf("300 preflights in %v: %d reached the site, %d refused", time.Since(start), reached, refused)
+	// 60/m is a GCRA: 60 at once, then one a second, so a slow run on a
+	// busy machine lets through one more per second it took.
+	bound := int64(61 + time.Since(start)/time.Second)
+	if reached > bound || site.upgrades.Load() != 0 || site.other.Load() != 0 {
+		t.Fatalf("reached the site %d times (%d with an upgrade, %d not preflights); want at most %d and none",
+			reached, site.upgrades.Load(), site.other.Load(), bound)
 	}
 	// Over the limit, the question asked first is answered from the cache.
 	again := preflightReq(t, base, "/events/checkout", "https://app.example.net")
