@@ -116,8 +116,12 @@ func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, jo
 		if d, ok := r.restore(now, lim, v); ok {
 			return d
 		}
-	} else if v.Ticket > 0 && !v.Placed {
+	} else if (v.Ticket > 0 || v.Challenge != "") && !v.Placed {
 		if d, ok := r.place(now, lim, v); ok {
+			return d
+		}
+	} else if v.Ticket == 0 && !v.Placed && v.Loose {
+		if d, ok := r.placeLoose(now, lim, v); ok {
 			return d
 		}
 	}
