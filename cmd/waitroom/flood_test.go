@@ -211,6 +211,9 @@ func (h *honest) join(bases []string, within time.Duration) (time.Duration, erro
 			}
 		case state == "waiting" && i > 0:
 			return time.Since(start), nil // the ticket came back and took its place
+		case state == "hold":
+			// A store call outlived its timeout on a busy machine: the
+			// page asks again after its refresh, as here.
 		case state != "waiting":
 			return 0, fmt.Errorf("request %d: %d %v", i+1, status, m)
 		}
