@@ -190,6 +190,7 @@ func (h *honest) get(url string, hdr ...string) (int, map[string]any, error) {
 func (h *honest) join(bases []string, within time.Duration) (time.Duration, error) {
 	start := time.Now()
 	path := "/events/1"
+	ticket := false // a first answer handed out a ticket
 	for i := 0; time.Since(start) < within; i++ {
 		base := bases[i%len(bases)]
 		status, m, err := h.get(base + path)
@@ -209,8 +210,10 @@ func (h *honest) join(bases []string, within time.Duration) (time.Duration, erro
 			if s, _ := m["state"].(string); s == "waiting" && status == http.StatusOK {
 				return time.Since(start), nil // a solved challenge places at once
 			}
-		case state == "waiting" && i > 0:
+		case state == "waiting" && ticket:
 			return time.Since(start), nil // the ticket came back and took its place
+		case state == "waiting":
+			ticket = true
 		case state == "hold":
 			// A store call outlived its timeout on a busy machine: the
 			// page asks again after its refresh, as here.
