@@ -295,7 +295,7 @@ func TestBrowser_FloodedNeighbourGetsAPlace(t *testing.T) {
 		app, base := startGateway(t, trustedConfig(site.URL, floodRoom(pow), ""))
 		ctx, cancel := context.WithCancel(context.Background())
 		stop := flooder(ctx, []string{base}, "127.0.0.9")
-		time.Sleep(3 * time.Second) // the flood runs first
+		time.Sleep(8 * time.Second) // the flood runs first, past join_limit's 60 at once
 		start := time.Now()
 		tab := newBrowserVisitor(t, browser)
 		brDo(t, tab, "open the room", chromedp.Navigate(base+"/events/show"))
