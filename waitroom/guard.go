@@ -75,7 +75,8 @@ const ChallengeJoinFactor = 2
 // carries no number, nobody counts it, and brought back it takes a place
 // at the back. So a flood of first requests that never come back moves
 // nobody's position by more than twice this per network, and spends no
-// place: the quota counts places taken (Limits.JoinLimit).
+// place: the quota counts places taken (Limits.JoinLimit). It is part of
+// the per-network guard: with an unlimited JoinLimit every ticket counts.
 const PendingPerNetwork = 5
 
 // blockOf is the block around network; invalid when network is unknown

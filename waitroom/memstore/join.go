@@ -43,7 +43,7 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 // (waitroom.PendingPerNetwork a placement window); past it, the ticket or
 // the challenge's number is loose: nobody counts it.
 func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) bool {
-	if v.Network == "" {
+	if v.Network == "" || lim.JoinLimit.IsUnlimited() {
 		return false
 	}
 	pending := waitroom.Rate{N: waitroom.PendingPerNetwork, Per: lim.PlacementWindow()}

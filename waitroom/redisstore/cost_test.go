@@ -18,7 +18,7 @@ import (
 // microseconds per call (INFO commandstats). A refused join must cost no
 // memory, a ticket that never comes back less than 20 bytes from a network
 // that sent many and 90 from a network of its own (its pending allowance,
-// until the key expires), and a challenge (a number) no more than 20.
+// until the key expires), and a challenge no more than a join.
 func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 	redistest.Long(t, "30,000 joins")
 	const n = 10_000
@@ -45,7 +45,8 @@ func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 		// placement window (PendingPerNetwork), 24 s here.
 		{"never-returned join", waitroom.JoinTicket, func(i int) string { return fmt.Sprintf("n%07d", i) }, 90},
 		// A challenge's number each, from as many networks, never solved.
-		{"challenge issued", waitroom.JoinNumber, func(i int) string { return fmt.Sprintf("c%07d", i) }, 20},
+		// (its network's pending allowance key, as for a join).
+		{"challenge issued", waitroom.JoinNumber, func(i int) string { return fmt.Sprintf("c%07d", i) }, 90},
 	}
 	for k, kind := range kinds {
 		room := fmt.Sprintf("room-%d", k)

@@ -100,7 +100,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 			block = tag + "b:" + v.Block
 		}
 	}
-	if v.Network != "" && join != waitroom.JoinNone {
+	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
 		pending = tag + "p:" + v.Network
 	}
 	if v.Challenge != "" {

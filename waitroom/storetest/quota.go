@@ -220,7 +220,12 @@ func testFloodTakesNothing(t *testing.T, e *env) {
 		back = append(back, v)
 	}
 	placed(t, "net-f's third place", e.decide(lim, back[0], false))
-	refused(t, "net-f's fourth place", e.decide(lim, back[1], false), 20*time.Minute)
+	// The first place was taken before the flood, which may take a
+	// while on a busy machine: the wait is under 20 minutes by that.
+	if d := e.decide(lim, back[1], false); d.Refusal != waitroom.RefusedQuota || d.State != waitroom.StateNone ||
+		d.RetryAfter < 15*time.Minute || d.RetryAfter > 20*time.Minute+clockSlack {
+		t.Fatalf("net-f's fourth place: %+v, want RefusedQuota, no place, a wait of up to 20 minutes", d)
+	}
 }
 
 // testChallengeLifetime: a solved challenge buys a place while it lives
