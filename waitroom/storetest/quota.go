@@ -20,11 +20,12 @@ func (e *env) ask(lim waitroom.Limits, network, block string, join waitroom.Join
 	return d
 }
 
-// refused wants a quota refusal that takes no number and waits about want.
+// refused wants a quota refusal that takes no number and waits about want
+// (less by the seconds a busy machine took over the places before it).
 func refused(t *testing.T, what string, d waitroom.Decision, want time.Duration) {
 	t.Helper()
 	if d.Refusal != waitroom.RefusedQuota || d.Ticket != 0 || d.State != waitroom.StateNone ||
-		d.RetryAfter < want-time.Second || d.RetryAfter > want+clockSlack {
+		d.RetryAfter < want-5*time.Second || d.RetryAfter > want+clockSlack {
 		t.Fatalf("%s: %+v, want RefusedQuota, no number, RetryAfter about %v", what, d, want)
 	}
 }
