@@ -57,7 +57,7 @@ func docRows(p challenge.Policy, join Rate) []struct {
 // bitsTable is the table of bits per network, without the line's pressure.
 func bitsTable(p challenge.Policy, join Rate) string {
 	var b strings.Builder
-	b.WriteString("| who | tickets ahead of the network's `join_limit` pace | bits | work per place |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| who | places ahead of the network's `join_limit` pace | bits | work per place |\n| --- | --- | --- | --- |\n")
 	for _, r := range docRows(p, join) {
 		bits := p.Bits(challenge.Load{Recent: r.hi})
 		span := strconv.Itoa(r.hi)

@@ -20,8 +20,38 @@ const (
 )
 
 // Networks sizes the client networks per-client limits apply to, in prefix
-// bits; zero fields take the defaults.
-type Networks struct{ IPv4, IPv6 int }
+// bits; zero fields take the defaults. Inside a Shared range (a carrier's
+// NAT, a campus) one /24 holds thousands of unrelated people, so there the
+// network is the single address (IPv4) or its /64 (IPv6, one subscriber's
+// link): each gets its own join_limit, while the block's ceiling (the /16
+// or /48 around it, BlockFactor times join_limit) still caps the range.
+type Networks struct {
+	IPv4, IPv6 int
+	Shared     []netip.Prefix
+}
+
+// Units inside a Shared range.
+const (
+	SharedNetworkIPv4 = 32
+	SharedNetworkIPv6 = 64
+)
+
+// bits is the size of the network around a.
+func (n Networks) bits(a netip.Addr) int {
+	bits, shared := n.IPv6, SharedNetworkIPv6
+	if a.Is4() {
+		bits, shared = n.IPv4, SharedNetworkIPv4
+	}
+	if bits >= shared {
+		return bits
+	}
+	for _, p := range n.Shared {
+		if p.Contains(a) {
+			return shared
+		}
+	}
+	return bits
+}
 
 // A client network's block is the wider network around it, its /16 or its
 // /48 (Visitor.Block): a farm that spreads over many /24s or /56s of one
@@ -38,6 +68,16 @@ const (
 // never further. The work prices the places under the ceiling; it does
 // not lift it, since a GPU pays any price.
 const ChallengeJoinFactor = 2
+
+// PendingPerNetwork is how many of a network's tickets handed out and not
+// yet brought back the places behind them count: that many at once, then
+// that many per placement window (a GCRA). A ticket past it is loose: it
+// carries no number, nobody counts it, and brought back it takes a place
+// at the back. So a flood of first requests that never come back moves
+// nobody's position by more than twice this per network, and spends no
+// place: the quota counts places taken (Limits.JoinLimit). It is part of
+// the per-network guard: with an unlimited JoinLimit every ticket counts.
+const PendingPerNetwork = 5
 
 // blockOf is the block around network; invalid when network is unknown
 // or already as wide as a block.
@@ -69,11 +109,7 @@ func (g *Gate) network(r *http.Request) netip.Prefix {
 	if !a.IsValid() {
 		return netip.Prefix{}
 	}
-	bits := g.networks.IPv6
-	if a.Is4() {
-		bits = g.networks.IPv4
-	}
-	p, err := a.WithZone("").Prefix(bits)
+	p, err := a.WithZone("").Prefix(g.networks.bits(a.WithZone("")))
 	if err != nil {
 		return netip.Prefix{}
 	}

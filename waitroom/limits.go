@@ -24,10 +24,12 @@ type Limits struct {
 	// whole line instead of from its head (mode: random). Immediate
 	// admission is unchanged: it needs an empty line anyway.
 	Random bool
-	// JoinLimit bounds the new tickets of one client network
-	// (Visitor.Network): JoinLimit.N at once, then one per
-	// JoinLimit.Per/JoinLimit.N (a GCRA, a token bucket of N refilled
-	// evenly over Per; ChallengeJoinFactor times N at once for JoinNumber).
+	// JoinLimit bounds the places one client network (Visitor.Network)
+	// takes: a ticket brought back, a solved challenge, an admission at
+	// once; a newcomer's number is only refused once the network has no
+	// place left. JoinLimit.N at once, then one per JoinLimit.Per/JoinLimit.N
+	// (a GCRA, a token bucket of N refilled evenly over Per;
+	// ChallengeJoinFactor times N at once for a solved challenge's place).
 	// The networks of one block (Visitor.Block) share BlockFactor times
 	// that, counted in the same call. The zero Rate is unlimited.
 	JoinLimit Rate

@@ -42,10 +42,12 @@ type RoomConfig struct {
 	// Schedule opens and closes a sale at fixed times; default none.
 	Schedule ScheduleConfig `mapstructure:"schedule" yaml:"schedule" json:"schedule"`
 
-	// JoinLimit is how many new tickets one client network (server.client_network)
-	// may take: that many at once, then evenly over the period, "300/m".
-	// Past it newcomers get 429 with Retry-After, or a harder challenge
-	// when Challenge is on. Default "300/m", which a PC-bang of a hundred
+	// JoinLimit is how many places one client network (server.client_network)
+	// may take, counted when a ticket comes back or a challenge is solved
+	// (first requests that never return count nothing): that many at once,
+	// then evenly over the period, "300/m". Past it its places and its
+	// newcomers get 429 with Retry-After; with Challenge on, the work
+	// grows with the network's places, which may run twice this ahead. Default "300/m", which a PC-bang of a hundred
 	// seats joining at 9:00 with two tabs each stays under; "unlimited"
 	// turns it off.
 	JoinLimit string `mapstructure:"join_limit" yaml:"join_limit" json:"join_limit"`

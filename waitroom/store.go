@@ -173,6 +173,11 @@ type Visitor struct {
 	// ChallengeUntil is when that challenge expires. "" for none.
 	Challenge      string
 	ChallengeUntil time.Time
+	// Loose is true for a ticket handed out with no number (Ticket 0, not
+	// Placed): its network had used its PendingPerNetwork, so nobody's
+	// place counted it; brought back within the placement window it takes
+	// a place at the back. Never set in a room with a challenge.
+	Loose bool
 }
 
 // Decision is the store's answer for one visitor.

@@ -58,6 +58,9 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 	vt.v = g.visitor(lr.name, p, now, id, networkKey(vt.network))
 	vt.v.Block = networkKey(blockOf(vt.network))
 	vt.v.Client = g.client(r)
+	// A pending ticket with no number was handed out loose (past its
+	// network's PendingPerNetwork): it takes a place at the back.
+	vt.v.Loose = p.Valid && p.Ticket.Pending && p.Ticket.Number == 0 && p.Ticket.Until == 0 && room.Challenge == nil
 	if room.Challenge != nil && !vt.v.Placed {
 		// A solved challenge places its ticket in the request that spends
 		// it, so an unplaced ticket in a room with a challenge was minted
@@ -194,8 +197,13 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision, now time.Time) (string, bool) {
 	want := p.Ticket
 	want.Visitor, want.Room = v.ID, room
-	if d.Ticket != 0 && d.Ticket != want.Number {
+	switch {
+	case d.Ticket != 0 && d.Ticket != want.Number:
 		want.Number, want.Issued = d.Ticket, now.Unix()
+	case d.Joined && d.Ticket == 0 && d.State == StateWaiting:
+		// A loose ticket (Visitor.Loose): no number, whatever the old
+		// ticket carried, and its placement window starts now.
+		want.Number, want.Issued = 0, now.Unix()
 	}
 	if !p.Valid {
 		want.Issued = now.Unix()

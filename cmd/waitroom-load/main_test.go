@@ -60,6 +60,7 @@ rooms:
     max_active: 20
     admit_rate: 3000/m
     tick: 100ms
+    join_limit: unlimited  # every virtual visitor comes from this machine's one network
     page: { refresh: 1s, refresh_max: 2s }
 routes:
   - { path: /, upstream: site, room: spike }

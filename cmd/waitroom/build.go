@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/waitroom/waitroom/proxy"
@@ -85,7 +86,8 @@ func build(c *Config) (*Settings, error) {
 	s.webhooks = hooks
 	s.delivery, herr = c.WebhookDelivery.Build()
 	p.Nest("webhook_delivery.", herr)
-	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6}
+	s.networks = waitroom.Networks{IPv4: c.Server.ClientNetworkV4, IPv6: c.Server.ClientNetworkV6,
+		Shared: sharedNetworks(c.Server.SharedNetworks, &p)}
 	c.Admin.check(&p)
 	c.Log.check(&p)
 	s.sessionCache, s.onOutage, s.openAfter = c.Store.build(&p)
@@ -179,6 +181,48 @@ func (s ServerConfig) build(p *conf.Problems) (serverSettings, []netip.Prefix) {
 		trusted = append(trusted, pfx)
 	}
 	return out, trusted
+}
+
+// maxSharedNetworks bounds server.shared_networks: each is looked up for
+// every newcomer.
+const maxSharedNetworks = 1000
+
+// sharedNetworks reads server.shared_networks: CIDRs, /8 or narrower for
+// IPv4 and /16 for IPv6 (a wider one would make a country its own
+// addresses), written as networks (no host bits), so a typo does not
+// silently cover another range.
+func sharedNetworks(cidrs []string, p *conf.Problems) []netip.Prefix {
+	if len(cidrs) > maxSharedNetworks {
+		p.Add("server.shared_networks", "at most %d ranges, got %d", maxSharedNetworks, len(cidrs))
+		return nil
+	}
+	var out []netip.Prefix
+	for i, c := range cidrs {
+		key := fmt.Sprintf("server.shared_networks[%d]", i)
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			p.Add(key, "want a CIDR such as \"100.64.0.0/10\" or \"2001:db8::/32\", got %q", c)
+			continue
+		}
+		if a := pfx.Addr(); a.Is4In6() && pfx.Bits() >= 96 {
+			pfx = netip.PrefixFrom(a.Unmap(), pfx.Bits()-96)
+		}
+		widest := 16
+		if pfx.Addr().Is4() {
+			widest = 8
+		}
+		switch {
+		case pfx.Addr().Zone() != "":
+			p.Add(key, "want a CIDR without a zone, got %q", c)
+		case pfx.Bits() < widest:
+			p.Add(key, "must be /%d or narrower (a carrier's or a campus's range), got %q", widest, c)
+		case pfx.Masked() != pfx:
+			p.Add(key, "has host bits set: want %q, got %q", pfx.Masked().String(), c)
+		default:
+			out = append(out, pfx)
+		}
+	}
+	return out
 }
 
 func (c AdminConfig) check(p *conf.Problems) {

@@ -21,7 +21,9 @@ import (
 func TestGateway_ConcurrentVisitorsInTicketOrder(t *testing.T) {
 	const n = 200
 	up, srv := newUpstream(t)
-	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    page: { refresh: 1s }"))
+	// join_limit off: every visitor comes from one network here, whose
+	// tickets past PendingPerNetwork would otherwise carry no number.
+	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms\n    join_limit: unlimited\n    page: { refresh: 1s }"))
 	codec := testTickets(t)
 	room := app.current().cfg.Rooms["concert"]
 	lim := mustRoom(t, room).Limits

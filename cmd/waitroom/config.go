@@ -81,6 +81,13 @@ type ServerConfig struct {
 	// prefix bits: default 24 and 56, a household, an office or a PC-bang.
 	ClientNetworkV4 int `mapstructure:"client_network_v4" yaml:"client_network_v4" json:"client_network_v4"`
 	ClientNetworkV6 int `mapstructure:"client_network_v6" yaml:"client_network_v6" json:"client_network_v6"`
+	// SharedNetworks are CIDRs where one client network holds many
+	// unrelated people: a carrier's NAT (LTE/5G CGNAT), a campus. Inside
+	// them the unit of rooms' join_limit is the single IPv4 address or the
+	// IPv6 /64, while the /16 or /48 around it keeps its ceiling (16 times
+	// join_limit). At most 1000 entries, each /8 (IPv4) or /16 (IPv6) or
+	// narrower. Default none.
+	SharedNetworks []string `mapstructure:"shared_networks" yaml:"shared_networks" json:"shared_networks"`
 }
 
 // AdminConfig is the operators' listener: JSON API, dashboard, metrics,
@@ -150,7 +157,7 @@ func DefaultConfig() Config {
 		Listen: ":8080",
 		Server: ServerConfig{
 			ReadHeaderTimeout: "10s", IdleTimeout: "120s", ReadTimeout: "60s", WriteTimeout: "60s", MaxHeaderBytes: 64 << 10,
-			ShutdownTimeout: "30s", ShutdownDelay: "0s", TrustedProxies: []string{},
+			ShutdownTimeout: "30s", ShutdownDelay: "0s", TrustedProxies: []string{}, SharedNetworks: []string{},
 			ClientNetworkV4: proxy.DefaultNetworkV4Bits, ClientNetworkV6: proxy.DefaultNetworkV6Bits,
 		},
 		Admin:           AdminConfig{Listen: "127.0.0.1:9090"},

@@ -108,8 +108,8 @@ func keyBytes(t testing.TB, c redis.UniversalClient) int64 {
 }
 
 // join_limit is one quota shared by every instance: two gateways on one
-// Redis give a network five new tickets in all, then 429 with
-// Retry-After; another network is not affected.
+// Redis give a network five places in all (tickets brought back), then
+// 429 with Retry-After to its newcomers; another network is not affected.
 func TestGuard_JoinLimitIsOneAcrossInstances(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
@@ -119,8 +119,13 @@ func TestGuard_JoinLimitIsOneAcrossInstances(t *testing.T) {
 	_, b := startGateway(t, cfg)
 	for i := range 5 {
 		base := []string{a, b}[i%2]
-		if r := newVisitor(t, base).from("203.0.113.7", http.MethodGet, "/events/1"); r.status != 200 || r.state() != "waiting" {
+		v := newVisitor(t, base)
+		if r := v.from("203.0.113.7", http.MethodGet, "/events/1"); r.status != 200 || r.state() != "waiting" {
 			t.Fatalf("ticket %d of the network through %s: %d %v", i+1, base, r.status, r.json)
+		}
+		v.base = []string{a, b}[(i+1)%2] // brought back through the other
+		if r := v.from("203.0.113.7", http.MethodGet, "/events/1"); r.status != 200 || r.state() != "waiting" || num(r.json, "position") != i+1 {
+			t.Fatalf("ticket %d of the network brought back: %d %v", i+1, r.status, r.json)
 		}
 	}
 	r := newVisitor(t, b).from("203.0.113.8", http.MethodGet, "/events/1") // the same /24
@@ -299,7 +304,7 @@ func TestGuard_DataLossCannotBeFarmed(t *testing.T) {
 		newcomer := newVisitor(t, base)
 		newcomer.getJSON("/events/1")
 		if p := newcomer.getJSON("/events/1").position(); p != 1 {
-			t.Fatalf("the newcomer after the loss at %d", p)
+			t.Fatalf("the newcomer after the loss at %d: %v", p, newcomer.getJSON("/events/1").json)
 		}
 		for i, v := range hoard {
 			v.base = base

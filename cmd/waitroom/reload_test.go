@@ -67,7 +67,9 @@ func rewrite(t *testing.T, path, yaml string) {
 // visitors in line keep their order.
 func TestReload_FileChangeKeepsEveryPlace(t *testing.T) {
 	_, srv := newUpstream(t)
-	before := gwConfig(srv.URL, "    max_active: 0\n    tick: 200ms")
+	// join_limit off: its visitors all come from one network, whose tickets past
+	// PendingPerNetwork would otherwise be placed in the order they come back.
+	before := gwConfig(srv.URL, "    max_active: 0\n    tick: 200ms\n    join_limit: unlimited")
 	app, base, path, logs := fileGateway(t, before, true)
 	codec := testTickets(t)
 	type held struct {

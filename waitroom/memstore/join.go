@@ -8,13 +8,17 @@ import (
 
 // issue hands a newcomer a ticket (waitroom.JoinTicket): a number, and a
 // session at once when the room has room; the place is written when the
-// ticket comes back (place). Refused past MaxWaiting or the network's quota.
+// ticket comes back (place). Refused past MaxWaiting or when the network
+// has no place left this period; the number itself counts nothing against
+// the quota, the place does. Past the network's PendingPerNetwork the
+// ticket is loose: no number, counted by nobody, a place at the back when
+// it comes back (placeLoose).
 func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) waitroom.Decision {
 	if lim.MaxWaiting > 0 && int64(r.line.len()) >= lim.MaxWaiting {
 		r.totals.Full++
 		return waitroom.Decision{Refusal: waitroom.RefusedFull}
 	}
-	ok, retry, recent := r.charge(now, lim, v, 1)
+	ok, retry, recent := r.charge(now, lim, v, 1, false)
 	if !ok {
 		r.totals.Limited++
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
@@ -22,13 +26,29 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 	ticket := r.next(lim)
 	if d, ok := r.admitAtOnce(now, lim, v.ID, v.Network, ticket); ok {
 		r.win.use(ticket)
-		d.Recent = recent
+		_, _, d.Recent = r.charge(now, lim, v, 1, true)
 		return d
+	}
+	if r.loose(now, lim, v) {
+		r.win.use(ticket) // counted by nobody
+		return waitroom.Decision{State: waitroom.StateWaiting, Joined: true, Recent: recent}
 	}
 	// Behind everyone placed and every ticket ahead that may still come
 	// back: the place this ticket will take.
 	n := int64(r.line.len()) + r.win.pendingBelow(ticket) + 1
 	return waitroom.Decision{State: waitroom.StateWaiting, Ticket: ticket, Position: n, Line: n, Joined: true, Recent: recent}
+}
+
+// loose spends a unit of v's network's pending allowance
+// (waitroom.PendingPerNetwork a placement window); past it, the ticket or
+// the challenge's number is loose: nobody counts it.
+func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) bool {
+	if v.Network == "" || lim.JoinLimit.IsUnlimited() {
+		return false
+	}
+	pending := waitroom.Rate{N: waitroom.PendingPerNetwork, Per: lim.PlacementWindow()}
+	ok, _, _ := r.spend(now, "pending\x01"+v.Network, pending, true)
+	return !ok
 }
 
 // number takes a number for a challenge (waitroom.JoinNumber), refused
@@ -39,10 +59,13 @@ func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wa
 		r.totals.Full++
 		return waitroom.Decision{Refusal: waitroom.RefusedFull}
 	}
-	ok, retry, recent := r.charge(now, lim, v, waitroom.ChallengeJoinFactor)
+	ok, retry, recent := r.charge(now, lim, v, waitroom.ChallengeJoinFactor, false)
 	if !ok {
 		r.totals.Limited++
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
+	}
+	if r.loose(now, lim, v) {
+		return waitroom.Decision{Recent: recent} // no number: solved, it places at the back
 	}
 	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}
 }
@@ -75,9 +98,30 @@ func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (wa
 	if v.Challenge != "" {
 		return r.solve(now, lim, v)
 	}
-	if now.Sub(v.Issued) > lim.PlacementWindow() || !r.win.use(t) {
+	if now.Sub(v.Issued) > lim.PlacementWindow() || !r.win.placeable(t) {
 		return waitroom.Decision{}, false
 	}
+	if ok, retry, recent := r.charge(now, lim, v, 1, true); !ok {
+		r.totals.Limited++
+		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}, true
+	}
+	r.win.use(t)
+	return r.seat(now, lim, v, t), true
+}
+
+// placeLoose places a loose ticket (waitroom.Visitor.Loose) brought back
+// within the placement window: at the back, since nobody counted it,
+// against its network's quota like any other place.
+func (r *room) placeLoose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+	if now.Sub(v.Issued) > lim.PlacementWindow() {
+		return waitroom.Decision{}, false
+	}
+	if ok, retry, recent := r.charge(now, lim, v, 1, true); !ok {
+		r.totals.Limited++
+		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}, true
+	}
+	t := r.next(lim)
+	r.win.use(t)
 	return r.seat(now, lim, v, t), true
 }
 
@@ -89,10 +133,17 @@ func (r *room) solve(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (wa
 	if now.After(v.ChallengeUntil) {
 		return waitroom.Decision{}, false
 	}
+	// The place counts against the network's ceiling: past it the
+	// challenge is not spent.
+	if ok, retry, recent := r.charge(now, lim, v, waitroom.ChallengeJoinFactor, false); !ok {
+		r.totals.Limited++
+		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}, true
+	}
 	if _, used := r.spent[v.Challenge]; used {
 		return waitroom.Decision{Refusal: waitroom.RefusedChallenge}, true
 	}
 	r.spent[v.Challenge] = v.ChallengeUntil
+	r.charge(now, lim, v, waitroom.ChallengeJoinFactor, true)
 	t := v.Ticket
 	if !r.win.use(t) {
 		t = r.next(lim)
@@ -156,15 +207,17 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (
 	return d, true
 }
 
-// charge counts a new ticket against its network's quota and its block's,
-// GCRAs over lim.JoinLimit: each ticket moves the network's time on by
-// Per/N, and a ticket is within the quota while that time runs less than
-// burst·N-1 intervals ahead of now (burst·N at once, then N per Per); the
-// block's runs BlockFactor times as fast with BlockFactor times the
-// burst. A ticket past either is refused and moves nothing. It reports
-// whether the ticket is within both, when it would be, and how many
-// intervals the network is ahead: its recent tickets.
-func (r *room) charge(now time.Time, lim waitroom.Limits, v waitroom.Visitor, burst int64) (bool, time.Duration, int64) {
+// charge counts a place taken against its network's quota and its
+// block's, GCRAs over lim.JoinLimit: each place moves the network's time
+// on by Per/N, and a place is within the quota while that time runs less
+// than burst·N-1 intervals ahead of now (burst·N at once, then N per
+// Per); the block's runs BlockFactor times as fast with BlockFactor times
+// the burst. A place past either is refused and moves nothing; without
+// commit nothing moves either way (a newcomer's number, which counts
+// nothing until its ticket comes back). It reports whether the place is
+// within both, when it would be, and how many intervals the network is
+// ahead: its recent places.
+func (r *room) charge(now time.Time, lim waitroom.Limits, v waitroom.Visitor, burst int64, commit bool) (bool, time.Duration, int64) {
 	limit := lim.JoinLimit
 	if limit.IsUnlimited() || v.Network == "" {
 		return true, 0, 0
@@ -181,6 +234,9 @@ func (r *room) charge(now time.Time, lim waitroom.Limits, v waitroom.Visitor, bu
 	}
 	if wait > 0 {
 		return false, wait, ceilDiv(ahead, every)
+	}
+	if !commit {
+		return true, 0, ceilDiv(ahead, every)
 	}
 	r.quota[v.Network] = tat.Add(every)
 	if block != "" {

@@ -129,8 +129,12 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		if d, ok := r.restore(now, lim, v); ok {
 			return d
 		}
-	} else if v.Ticket > 0 && !v.Placed {
+	} else if (v.Ticket > 0 || v.Challenge != "") && !v.Placed {
 		if d, ok := r.place(now, lim, v); ok {
+			return d
+		}
+	} else if v.Ticket == 0 && !v.Placed && v.Loose {
+		if d, ok := r.placeLoose(now, lim, v); ok {
 			return d
 		}
 	}

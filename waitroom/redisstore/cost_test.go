@@ -16,8 +16,9 @@ import (
 // nothing cost Redis, each kind on a fresh room: the bytes their keys hold
 // afterwards (MEMORY USAGE, every element counted) and Redis's own
 // microseconds per call (INFO commandstats). A refused join must cost no
-// memory, a ticket that never comes back less than 20 bytes, and a
-// challenge (its number and its network's quota) no more.
+// memory, a ticket that never comes back less than 20 bytes from a network
+// that sent many and 90 from a network of its own (its pending allowance,
+// until the key expires), and a challenge no more than a join.
 func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 	redistest.Long(t, "30,000 joins")
 	const n = 10_000
@@ -33,23 +34,36 @@ func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 		network  func(i int) string
 		maxBytes float64
 	}{
-		// A network past its quota: 300 tickets, then refusals.
-		{"refused join (quota)", waitroom.JoinTicket, func(int) string { return "flooder" }, 0},
-		// A ticket each from as many networks, never brought back.
-		{"never-returned join", waitroom.JoinTicket, func(i int) string { return fmt.Sprintf("n%07d", i) }, 20},
+		// A network past its quota: 300 places taken, then refusals.
+		// (at most the stats' counter of refusals, a few bytes in all).
+		{"refused join (quota)", waitroom.JoinTicket, func(int) string { return "flooder" }, 0.01},
+		// One network's first requests, never brought back: past its
+		// PendingPerNetwork each is loose, a bit in the placement window.
+		{"never-returned join (one network)", waitroom.JoinTicket, func(int) string { return "flooder" }, 20},
+		// A ticket each from as many networks, never brought back: each
+		// network's pending allowance is a key that lives a fifth of the
+		// placement window (PendingPerNetwork), 24 s here.
+		{"never-returned join", waitroom.JoinTicket, func(i int) string { return fmt.Sprintf("n%07d", i) }, 90},
 		// A challenge's number each, from as many networks, never solved.
-		{"challenge issued", waitroom.JoinNumber, func(i int) string { return fmt.Sprintf("c%07d", i) }, 20},
+		// (its network's pending allowance key, as for a join).
+		{"challenge issued", waitroom.JoinNumber, func(i int) string { return fmt.Sprintf("c%07d", i) }, 90},
 	}
 	for k, kind := range kinds {
 		room := fmt.Sprintf("room-%d", k)
 		lim := base
 		if k == 0 {
-			// The quota's 300 go first (an hour's, so none comes back
-			// during the run); the refusals are what is measured.
+			// The quota's 300 places go first (an hour's, so none comes
+			// back during the run); the refusals are what is measured.
 			lim.JoinLimit = waitroom.Rate{N: 300, Per: time.Hour}
 			for i := range 300 {
-				if d, err := s.Decide(ctx, room, lim, waitroom.Visitor{ID: fmt.Sprintf("w%021d", i), Network: "flooder"}, kind.join); err != nil || d.Refusal != "" {
+				v := waitroom.Visitor{ID: fmt.Sprintf("w%021d", i), Network: "flooder"}
+				d, err := s.Decide(ctx, room, lim, v, kind.join)
+				if err != nil || d.Refusal != "" {
 					t.Fatalf("ticket %d within the quota: %+v, %v", i, d, err)
+				}
+				v.Ticket, v.Loose, v.Issued = d.Ticket, d.Ticket == 0, time.Now()
+				if d, err := s.Decide(ctx, room, lim, v, waitroom.JoinNone); err != nil || !d.Placed {
+					t.Fatalf("ticket %d within the quota brought back: %+v, %v", i, d, err)
 				}
 			}
 		}
@@ -73,7 +87,7 @@ func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 		took := time.Since(start)
 		usec := ScriptCost(t, client)
 		grew := float64(keySpace(t, client)-before) / n
-		t.Logf("%s: %.1f bytes and %.1f µs of Redis each (%.1f µs a call from here, round trip included)",
+		t.Logf("%s: %.2f bytes and %.1f µs of Redis each (%.1f µs a call from here, round trip included)",
 			kind.name, grew, usec, float64(took.Microseconds())/n)
 		if grew > kind.maxBytes {
 			t.Errorf("%s costs %.1f bytes each, want at most %.0f", kind.name, grew, kind.maxBytes)

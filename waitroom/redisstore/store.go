@@ -80,31 +80,38 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	copy(args, base)
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
-		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), v.Client)
+		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
+		v.Client)
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
-// the challenge's spent mark and the block's quota, keys of their own in
-// the room's hash slot. K_META stands in for any of them when the call
-// cannot touch it, so the common calls build no key.
+// the challenge's spent mark, the block's quota and the network's pending
+// allowance, keys of their own in the room's hash slot. K_META stands in
+// for any of them when the call cannot touch it, so the common calls (a
+// placed ticket's poll) build no key: the quotas are for a call that may
+// take a number or a place.
 func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) []string {
 	keys := s.cache.keys(s.prefix, room)
-	quota, spent, block := keys[0], keys[0], keys[0]
+	quota, spent, block, pending := keys[0], keys[0], keys[0], keys[0]
 	tag := keys[0][:len(keys[0])-len(keyNames[0])]
-	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
+	mayPlace := join != waitroom.JoinNone || (!v.Placed && (v.Ticket != 0 || v.Loose || v.Challenge != ""))
+	if v.Network != "" && mayPlace && !lim.JoinLimit.IsUnlimited() {
 		quota = tag + "q:" + v.Network
 		if v.Block != "" {
 			block = tag + "b:" + v.Block
 		}
 	}
+	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
+		pending = tag + "p:" + v.Network
+	}
 	if v.Challenge != "" {
 		spent = tag + "c:" + v.Challenge
 	}
-	return append(keys[:len(keys):len(keys)], quota, spent, block)
+	return append(keys[:len(keys):len(keys)], quota, spent, block, pending)
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 13
+const decideArgs = 15
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {

@@ -88,6 +88,7 @@ var cases = []testCase{
 	{"Allowance", many, testAllowance},
 	{"JoinCeiling", many, testJoinCeiling},
 	{"BlockCeiling", many, testBlockCeiling},
+	{"FloodTakesNothing", many, testFloodTakesNothing},
 	{"ChallengeLifetime", many, testChallengeLifetime},
 	{"UseRoomCap", many, testUseRoomCap},
 	{"UseRoomIdle", many, testUseRoomIdle},

@@ -172,15 +172,17 @@ local function quotaAt(key, now)
   return tat
 end
 
--- charge counts a new ticket against its network's quota (K_QUOTA, the
+-- charge counts a place taken against its network's quota (K_QUOTA, the
 -- room's join_limit) and its block's (K_BLOCK, when the call has one), as
 -- memstore's charge does: the network may run burst·N-1 intervals of
 -- Per/N ahead of now, the block BLOCK times as many intervals of a
--- BLOCK-th of that. Past either, nothing is counted and the ticket is
--- refused. It returns whether the ticket is within both, the wait, and the
--- network's recent tickets (intervals ahead).
-local function charge(now, net, burst, block, L)
-  if L.joinN <= 0 or net == '' then
+-- BLOCK-th of that. Past either, nothing is counted and the place is
+-- refused. With commit false it only asks (a newcomer's number, which
+-- counts nothing until its ticket comes back and takes its place). It
+-- returns whether the place is within both, the wait, and the network's
+-- recent places (intervals ahead).
+local function charge(now, net, burst, block, L, commit)
+  if L.joinN <= 0 or net == '' or K_QUOTA == K_META then
     return true, 0, 0
   end
   local every = L.joinPer / L.joinN
@@ -195,6 +197,9 @@ local function charge(now, net, burst, block, L)
   end
   if wait > 0 then
     return false, math.ceil(wait), math.ceil(ahead / every)
+  end
+  if not commit then
+    return true, 0, math.ceil(ahead / every)
   end
   tat = tat + every
   redis.call('SET', K_QUOTA, math.ceil(tat), 'PX', math.ceil((tat - now) / 1000) + 1)

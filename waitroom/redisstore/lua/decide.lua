@@ -4,12 +4,16 @@
 -- placed (1 when the cookie says its place was written), when the ticket
 -- was issued and last sealed (microseconds), its network's key ('' for
 -- none), a solved challenge's id ('' for none) and end (milliseconds), how
--- many times join_limit at once a challenge's number may run ahead
--- (waitroom.ChallengeJoinFactor), the block's multiple
--- (waitroom.BlockFactor), and its client's key ('' for none).
+-- many times join_limit at once a network's places may run ahead in a
+-- room with a challenge (waitroom.ChallengeJoinFactor), the block's
+-- multiple (waitroom.BlockFactor), the tickets per network the places
+-- behind count while they are pending (waitroom.PendingPerNetwork), and
+-- loose ('1' for a ticket handed out without a number, which takes its
+-- place at the back when it comes back), and its client's key ('' for
+-- none).
 -- KEYS: the room's (prelude.lua), then the network's quota key, the
--- challenge's spent key and the block's quota key, each K_META when there
--- is none.
+-- challenge's spent key, the block's quota key and the network's pending
+-- allowance, each K_META when there is none.
 -- Reply: {state (S_), ticket, position, line length, session end in
 -- microseconds, flags (F_, added up), refusal (R_), retry after in
 -- microseconds, the network's recent tickets}, and for a placed ticket
@@ -27,7 +31,7 @@
 local V = LIMIT_ARGS
 local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
 local PLACED = ARGV[V + 5] == '1'
-local K_QUOTA, K_SPENT, K_BLOCK = KEYS[13], KEYS[14], KEYS[15]
+local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING = KEYS[13], KEYS[14], KEYS[15], KEYS[16]
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
@@ -54,7 +58,7 @@ if not t then
     local ttl, cap = tonumber(ARGV[A_TTL]), nil
     local clients, smax = tonumber(ARGV[A_CLIENTS]), tonumber(ARGV[A_SESSION_MAX])
     if clients > 0 or smax > 0 then
-      local client, rec = ARGV[V + 13], redis.call('HGET', K_CLIENTS, ID)
+      local client, rec = ARGV[V + 15], redis.call('HGET', K_CLIENTS, ID)
       local started, list = now, ''
       if rec then
         local at, l = string.match(rec, '^(%d+)|(.*)$')
@@ -201,8 +205,8 @@ local function atOnce(ticket, flags)
   if L.clients > 0 or L.sessionMax > 0 then
     -- In use from now, by this client: its first request is this one.
     local client = ''
-    if ARGV[V + 13] ~= '' then
-      client = string.format('%s@%d', ARGV[V + 13], math.floor(now / 1000000))
+    if ARGV[V + 15] ~= '' then
+      client = string.format('%s@%d', ARGV[V + 15], math.floor(now / 1000000))
     end
     if redis.call('HSET', K_CLIENTS, ID, string.format('%d|%s', now, client)) == 1 then
       expiring(L.dataTTL, K_CLIENTS)
@@ -271,17 +275,26 @@ if TICKET > 0 and TICKET < seed then
     end
     return inLineAt(TICKET, F_BACK_IN_LINE + flags)
   end
-elseif TICKET > 0 and not PLACED and ARGV[V + 9] ~= '' then
+elseif not PLACED and ARGV[V + 9] ~= '' then
   -- A solved challenge's number, once (K_SPENT), while the challenge
   -- lives (its end, the room's challenge_ttl): at its number within the
   -- placement window, else at the back, since the places behind its
   -- number stopped counting it and must not grow.
+  -- The place counts against the network's ceiling (ChallengeJoinFactor
+  -- times join_limit at once): past it the challenge is not spent.
   if tonumber(ARGV[V + 10]) * 1000 >= now then
+    local net, factor, block = ARGV[V + 8], tonumber(ARGV[V + 11]), tonumber(ARGV[V + 12])
+    local ok, retry, recent = charge(now, net, factor, block, L, false)
+    if not ok then
+      bump('limited', 1, L.dataTTL)
+      return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
+    end
     if not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
       return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
     end
+    charge(now, net, factor, block, L, true)
     local ticket = TICKET
-    if not placeable(ticket, floor, pbase) then
+    if ticket == 0 or not placeable(ticket, floor, pbase) then
       ticket = nextNumber(L)
     end
     use(ticket, pbase, L)
@@ -289,20 +302,45 @@ elseif TICKET > 0 and not PLACED and ARGV[V + 9] ~= '' then
   end
 elseif TICKET > 0 and not PLACED then
   -- A ticket handed out earlier, brought back: it takes its place at its
-  -- number, once, while it is young (the placement window in common.lua).
+  -- number, once, while it is young (the placement window in common.lua),
+  -- and the place counts against its network's quota: what a network
+  -- takes is the tickets that come back, not the first requests.
   if tonumber(ARGV[V + 6]) >= now - L.placeWithin and placeable(TICKET, floor, pbase) then
+    local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+    if not ok then
+      bump('limited', 1, L.dataTTL)
+      return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
+    end
     use(TICKET, pbase, L)
     return atOnce(TICKET, 0) or inLineAt(TICKET, 0)
   end
+elseif TICKET == 0 and not PLACED and ARGV[V + 14] == '1' and tonumber(ARGV[V + 6]) >= now - L.placeWithin then
+  -- A loose ticket (handed out past its network's pending allowance, with
+  -- no number, counted by nobody) brought back: a place at the back,
+  -- against its network's quota like any other.
+  local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+  if not ok then
+    bump('limited', 1, L.dataTTL)
+    return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
+  end
+  local ticket = nextNumber(L)
+  use(ticket, pbase, L)
+  return atOnce(ticket, 0) or inLineAt(ticket, 0)
 end
 
 if JOIN == J_NONE then
   return reply(S_NONE)
 end
--- A newcomer: a number in arrival order, refused past max_waiting or its
--- network's or block's quota (a challenge's number may run further ahead,
--- but no further than that); a ticket goes in at once when the room has
--- room, and takes its place when it comes back.
+-- A newcomer: a number in arrival order, refused past max_waiting or when
+-- its network or block has no place left this period (a network may run
+-- further ahead in a room with a challenge, but no further than that).
+-- The number itself counts nothing against the quota: the place does,
+-- when it is taken (at once here, or when the ticket comes back). A ticket
+-- goes in at once when the room has room; else the places behind count it
+-- while it is pending, up to the network's pending allowance, past which
+-- it is loose: no number, counted by nobody, a place at the back when it
+-- comes back. So a flood that never comes back spends nobody's quota, and
+-- moves nobody's position by more than its network's allowance.
 if L.maxWaiting > 0 and redis.call('ZCARD', K_QUEUE) >= L.maxWaiting then
   bump('full', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_FULL)
@@ -311,20 +349,33 @@ local burst = 1
 if JOIN == J_NUMBER then
   burst = tonumber(ARGV[V + 11])
 end
-local ok, retry, recent = charge(now, ARGV[V + 8], burst, tonumber(ARGV[V + 12]), L)
+local ok, retry, recent = charge(now, ARGV[V + 8], burst, tonumber(ARGV[V + 12]), L, false)
 if not ok then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
 end
-local ticket = nextNumber(L)
-if JOIN == J_NUMBER then
-  return reply(S_NONE, ticket, 0, 0, 0, 0, R_NONE, 0, recent)
+-- loose spends a unit of the network's pending allowance; past it the
+-- ticket (or the challenge's number) is loose: nobody counts it.
+local function loose()
+  return K_PENDING ~= K_META and not gcra(K_PENDING, now, tonumber(ARGV[V + 13]), L.placeWithin, true)
 end
+if JOIN == J_NUMBER then
+  if loose() then
+    return reply(S_NONE, 0, 0, 0, 0, 0, R_NONE, 0, recent)
+  end
+  return reply(S_NONE, nextNumber(L), 0, 0, 0, 0, R_NONE, 0, recent)
+end
+local ticket = nextNumber(L)
 local inside = atOnce(ticket, 0)
 if inside then
   use(ticket, pbase, L)
-  inside[9] = recent
+  local _, _, after = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+  inside[9] = after
   return inside
+end
+if loose() then
+  use(ticket, pbase, L)
+  return reply(S_WAITING, 0, 0, 0, 0, F_JOINED, R_NONE, 0, recent)
 end
 -- Behind everyone placed and every ticket ahead that may still come back:
 -- the place this ticket will take.
