@@ -78,6 +78,7 @@ func preflightReq(t *testing.T, base, path, origin string, extra ...string) *htt
 func TestDoors_PreflightFlood(t *testing.T) {
 	site := newCORSSite(t)
 	app, base := startGateway(t, gwConfig(site.srv.URL, "    max_active: 0\n    tick: 50ms"))
+	start := time.Now()
 	first := preflightReq(t, base, "/events/checkout", "https://app.example.net")
 	if first.StatusCode != http.StatusNoContent || first.Header.Get("Access-Control-Allow-Origin") != "https://app.example.net" {
 		t.Fatalf("a real cross-origin preflight: %d %v", first.StatusCode, first.Header)
@@ -93,10 +94,13 @@ func TestDoors_PreflightFlood(t *testing.T) {
 		}
 	}
 	reached := site.preflight.Load()
-	t.Logf("300 preflights: %d reached the site, %d refused", reached, refused)
-	if reached > 100 || reached > 61 || site.upgrades.Load() != 0 || site.other.Load() != 0 {
-		t.Fatalf("reached the site %d times (%d with an upgrade, %d not preflights); want at most 61 and none",
-			reached, site.upgrades.Load(), site.other.Load())
+	// preflight_limit 60/m: a burst of 60 and the first, and one more for
+	// every second the flood took (a busy machine takes several).
+	most := 61 + int64(time.Since(start)/time.Second)
+	t.Logf("300 preflights: %d reached the site, %d refused, in %v", reached, refused, time.Since(start).Round(time.Millisecond))
+	if reached > most || site.upgrades.Load() != 0 || site.other.Load() != 0 {
+		t.Fatalf("reached the site %d times (%d with an upgrade, %d not preflights); want at most %d and none",
+			reached, site.upgrades.Load(), site.other.Load(), most)
 	}
 	// Over the limit, the question asked first is answered from the cache.
 	again := preflightReq(t, base, "/events/checkout", "https://app.example.net")
