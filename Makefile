@@ -28,12 +28,15 @@ lint: ## gofmt and go vet
 test: deps lint test-race fuzz ## everything CI runs: deps, lint, race tests (real Redis, real browser), short fuzzing
 
 # WAITROOM_REQUIRE_REDIS=1: a missing redis-server fails the tests instead
-# of skipping them.
+# of skipping them. -timeout 30m: go test's default of 10 minutes a package
+# is less than cmd/waitroom's tests take under the race detector on a busy
+# 2-core machine (a newcomer's laptop, a shared CI runner).
+TESTTIMEOUT ?= 30m
 test-race: ## go test -race ./...
-	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 $(PKGS)
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(PKGS)
 
 test-redis: ## only the tests that need Redis
-	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./waitroom/redisstore/... ./cmd/...
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./waitroom/redisstore/... ./cmd/...
 
 fuzz: ## run each fuzz test for FUZZTIME (default 5s)
 	GO=$(GO) .ci/fuzz-one ./waitroom/ FuzzTicketDecode $(FUZZTIME)

@@ -172,8 +172,11 @@ func (b *lockedBuffer) String() string {
 
 // spikeArgs are 300 visitors ramping over 2s into the gateway, with the
 // counting upstream on upstream and the limits read from the admin API.
+// The run ends when the last visitor has left (seconds on an idle
+// machine); -duration and -timeout only bound it, generously, for a busy
+// one.
 func spikeArgs(g gateway, upstream string) []string {
-	return []string{"-target", g.url + "/tickets?show=1", "-visitors", "300", "-ramp", "2s", "-duration", "25s",
-		"-requests", "2", "-think", "20ms", "-upstream", upstream,
+	return []string{"-target", g.url + "/tickets?show=1", "-visitors", "300", "-ramp", "2s", "-duration", "3m",
+		"-timeout", "1m", "-requests", "2", "-think", "20ms", "-upstream", upstream,
 		"-admin", g.admin, "-admin-token", testAdminToken, "-room", "spike"}
 }

@@ -109,14 +109,15 @@ func TestAnchored_PollsSkipTheStoreAndKeepThePlace(t *testing.T) {
 // it goes in; the marks of those polls reach the store as Touch calls.
 //
 // The line is built while the room is closed and opened after, so it is
-// 300 long however slow the machine (two thirds of it far back); each
-// poll's store calls are counted, so the check is per place and not a
-// share of a race between the line's speed and the polls'.
+// 250 long however slow the machine, and it moves at 10 a second, so
+// even slow polls see its far part many times; each poll's store calls
+// are counted, so the check is per place and not a share of a race
+// between the line's speed and the polls'.
 func TestAnchored_PlaceFallsAsTheLineMoves(t *testing.T) {
 	_, site := newUpstream(t)
-	room := "    max_active: 0\n    admit_rate: 20/s\n    admit_burst: 10\n    tick: 100ms\n    join_limit: unlimited\n    page: { refresh: 1s }"
+	room := "    max_active: 0\n    admit_rate: 10/s\n    admit_burst: 10\n    tick: 100ms\n    join_limit: unlimited\n    page: { refresh: 1s }"
 	app, base := startGateway(t, gwConfig(site.URL, room))
-	const n = 300
+	const n = 250
 	vs := make([]*visitor, n)
 	for i := range vs {
 		vs[i] = newVisitor(t, base)
@@ -168,8 +169,8 @@ func TestAnchored_PlaceFallsAsTheLineMoves(t *testing.T) {
 		}
 	}
 	t.Logf("%d polls far back asked the store %.0f times; %d near the front", far, farAsked, near)
-	if far < 10 || farAsked > float64(far)/2 {
-		t.Errorf("%d polls far back asked the store %.0f times, want at least 10 polls, most answered from the anchor", far, farAsked)
+	if far < 8 || farAsked > float64(far)/2 {
+		t.Errorf("%d polls far back asked the store %.0f times, want at least 8 polls, most answered from the anchor", far, farAsked)
 	}
 	if touches := metricValue(t, app, `waitroom_store_duration_seconds_count{op="touch",result="ok"}`); touches == 0 {
 		t.Error("no Touch reached the store: the anchored polls' marks were lost")

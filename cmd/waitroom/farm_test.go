@@ -32,15 +32,21 @@ type farmRun struct {
 	elapsed time.Duration
 }
 
-// farm plays a farm for d: from each client in turn, through each gateway
+// farm plays a farm for d, and on until it has taken ceiling places and
+// met a refusal (a busy machine solves and asks slower; two minutes at
+// most): from each client in turn, through each gateway
 // in turn, a fresh browser asks for a place, solves its challenge as docs/challenge.md says
 // (challenge.Solve) and comes back with the answer. A refusal must be 429
 // with Retry-After and no ticket; the farm does not wait for it.
-func farm(t *testing.T, bases, clients []string, d time.Duration) farmRun {
+func farm(t *testing.T, bases, clients []string, d time.Duration, ceiling int) farmRun {
 	t.Helper()
 	run := farmRun{placed: map[string]int{}}
 	start := time.Now()
-	for i := 0; time.Since(start) < d; i++ {
+	going := func() bool {
+		met := run.total >= ceiling && run.limited > 0
+		return time.Since(start) < d || !met && time.Since(start) < 2*time.Minute
+	}
+	for i := 0; going(); i++ {
 		ip := clients[i%len(clients)]
 		v := newVisitor(t, bases[i%len(bases)])
 		r := v.from(ip, http.MethodGet, "/events/1")
@@ -90,8 +96,8 @@ func TestFarm_WorkNeverLiftsTheJoinCap(t *testing.T) {
 			_, c := startGateway(t, cfg)
 			bases = append(bases, b, c)
 		}
-		run := farm(t, bases, []string{"203.0.113.7", "203.0.113.8", "203.0.113.200"}, 5*time.Second)
 		burst := waitroom.ChallengeJoinFactor * 60
+		run := farm(t, bases, []string{"203.0.113.7", "203.0.113.8", "203.0.113.200"}, 5*time.Second, burst)
 		most := allowance(burst, 60, run.elapsed)
 		t.Logf("a farm from one /24: %d places and %d refusals in %v (%.0f places a minute); allowance %d",
 			run.total, run.limited, run.elapsed.Round(time.Millisecond), float64(run.total)/run.elapsed.Minutes(), most)
@@ -126,8 +132,8 @@ func TestFarm_BlockCeilingHolds(t *testing.T) {
 		for i := range 24 {
 			clients = append(clients, fmt.Sprintf("2001:db8:7:%02x00::1", i))
 		}
-		run := farm(t, bases, clients, 5*time.Second)
 		burst := waitroom.ChallengeJoinFactor * 6
+		run := farm(t, bases, clients, 5*time.Second, burst*waitroom.BlockFactor)
 		most := allowance(burst*waitroom.BlockFactor, 6*waitroom.BlockFactor, run.elapsed)
 		t.Logf("a farm over 24 /56s of one /48: %d places and %d refusals in %v; block allowance %d",
 			run.total, run.limited, run.elapsed.Round(time.Millisecond), most)

@@ -76,7 +76,7 @@ func TestFarm_AMinuteAgainstTheCeiling(t *testing.T) {
 			parallelStores(t, func(t *testing.T, addr string) {
 				_, site := newUpstream(t)
 				bases := gateways(t, trustedConfig(site.URL, farmRoom("60/m"), addr), addr)
-				run := farm(t, bases, tc.clients, attackFor)
+				run := farm(t, bases, tc.clients, attackFor, 0)
 				burst := waitroom.ChallengeJoinFactor * 60
 				networks := len(tc.clients)
 				if networks == 3 { // one /24

@@ -52,9 +52,10 @@ func TestCost_TurnedAwayAndNeverReturned(t *testing.T) {
 		room := fmt.Sprintf("room-%d", k)
 		lim := base
 		if k == 0 {
-			// The quota's 300 places go first (an hour's, so none comes
-			// back during the run); the refusals are what is measured.
-			lim.JoinLimit = waitroom.Rate{N: 300, Per: time.Hour}
+			// The quota's 300 go first (a day's: one comes back every
+			// 288s, so none during the run however busy the machine; an
+			// hour's let one back after 12s); the refusals are measured.
+			lim.JoinLimit = waitroom.Rate{N: 300, Per: 24 * time.Hour}
 			for i := range 300 {
 				v := waitroom.Visitor{ID: fmt.Sprintf("w%021d", i), Network: "flooder"}
 				d, err := s.Decide(ctx, room, lim, v, kind.join)

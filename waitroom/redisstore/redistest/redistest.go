@@ -120,9 +120,14 @@ func (s *Server) Client() redis.UniversalClient {
 }
 
 // NewClient returns a new client of the server; the caller closes it.
+//
+// Its timeouts are a minute: on a busy machine a pipeline of a thousand
+// scripts may take longer than seconds to answer, and a timeout makes
+// go-redis send it again, running scripts that are not idempotent twice
+// (a placement answered as an already placed ticket).
 func (s *Server) NewClient() redis.UniversalClient {
 	return redis.NewClient(&redis.Options{
-		Addr: s.sock, DialTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		Addr: s.sock, DialTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute,
 	})
 }
 
