@@ -22,6 +22,9 @@ var (
 	ErrTooManyRooms = errors.New("too many rooms of the template in use")
 	// ErrExists: a room definition of that name exists already.
 	ErrExists = errors.New("exists already")
+	// ErrChanged: a room definition is no longer the body the caller read
+	// (DeleteDefinition with only).
+	ErrChanged = errors.New("changed since it was read")
 )
 
 // Definitions are the rooms created at run time (the admin API), as the
@@ -495,7 +498,10 @@ type DefinitionStore interface {
 	// ErrUnavailable, ErrClosed.
 	PutDefinition(ctx context.Context, name string, body []byte, mode PutMode) (int64, error)
 	// DeleteDefinition removes the definition of name and returns the new
-	// version. The room's line and sessions are left to expire. Errors:
-	// ErrNotFound, ErrUnavailable, ErrClosed.
-	DeleteDefinition(ctx context.Context, name string) (int64, error)
+	// version. With only not nil it removes it only while its body is
+	// only, in the same step: a room another instance wrote again since
+	// the caller read it stays (ErrChanged). The room's line and sessions
+	// are left to expire. Errors: ErrNotFound, ErrChanged, ErrUnavailable,
+	// ErrClosed.
+	DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error)
 }

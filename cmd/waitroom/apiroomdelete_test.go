@@ -11,7 +11,7 @@ import (
 
 // closingRoom is an API room with one place, under the file's catch-all
 // route "/" (gwConfig): once its routes go, /closing/ is the site's.
-const closingRoom = `{"name":"closing","max_active":1,"tick":"100ms","admit_rate":"600/m","page":{"title":"Closing"},
+const closingRoom = `{"name":"closing","max_active":1,"tick":"100ms","admit_rate":"600/m","abandon_after":"4s","page":{"title":"Closing","refresh":"1s","refresh_max":"2s"},
  "routes":[{"path":"/closing/","upstream":"site"}]}`
 
 // DELETE of an API room in the middle of a sale never opens its paths:
@@ -120,4 +120,46 @@ func checkDeleteHolds(t *testing.T, up *upstreamLog, apps []*App, bases []string
 	if code, _, body := admin.do("POST", "/admin/api/rooms", closingRoom); code != 201 {
 		t.Fatalf("the name is free again: %d %s", code, body)
 	}
+}
+
+// DELETE of a paused API room with nobody inside but a line (a pre-queue,
+// a paused sale) holds it too: before, the answer was 200 and the next
+// request of each person waiting reached the site through the catch-all
+// route. The room closes; once its line has gone (told "closed", its
+// places dropped after abandon_after), its routes go.
+func TestAPIRooms_DeleteWithOnlyALineHolds(t *testing.T) {
+	up, site := newUpstream(t)
+	a, base := startGateway(t, gwConfig(site.URL, "    max_active: 5"))
+	admin := newAdmin(t, a)
+	if code, _, body := admin.do("POST", "/admin/api/rooms", closingRoom); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if code, _, body := admin.do("PATCH", "/admin/api/rooms/closing", `{"mode":"paused"}`); code != 200 {
+		t.Fatalf("pause: %d %s", code, body)
+	}
+	var line []*visitor
+	for i := range 3 {
+		v := newVisitor(t, base)
+		v.getJSON(fmt.Sprintf("/closing/%d", i)) // a ticket; the next request places it
+		if r := v.getJSON(fmt.Sprintf("/closing/%d", i)); r.state() != "paused" || r.json["position"] != float64(i+1) {
+			t.Fatalf("visitor %d of a paused room: %d %v", i, r.status, r.json)
+		}
+		line = append(line, v)
+	}
+	before := up.count()
+	code, v, body := admin.do("DELETE", "/admin/api/rooms/closing", "")
+	if code != 202 || v["closing"] != true {
+		t.Fatalf("DELETE with a line and nobody inside: want 202 closing, got %d %s", code, body)
+	}
+	for i, w := range line {
+		if r := w.get(fmt.Sprintf("/closing/%d", i)); r.status == 404 || strings.HasPrefix(r.body, "site:") {
+			t.Fatalf("visitor %d who waited, after the DELETE: %d %.200s", i, r.status, r.body)
+		}
+	}
+	if n := up.count(); n != before {
+		t.Fatalf("%d requests of people waiting reached the site after the DELETE", n-before)
+	}
+	// Nobody polls now: the places are dropped after abandon_after (4s)
+	// and the routes go.
+	waitFor(t, 30*time.Second, func() bool { return newVisitor(t, base).get("/closing/after").body == "site:/closing/after" })
 }

@@ -189,13 +189,15 @@ func refusal(problems error) error {
 }
 
 // DeleteRoom removes the API room name. Deleting a room in the middle of a
-// sale must never open its paths: while anyone is inside (the store's
-// count, every instance's sessions), the room is marked deleting in the
+// sale must never open its paths: while anyone is inside or in line (the
+// store's counts, every instance's; a paused room or a pre-queue has a
+// line and nobody inside), the room is marked deleting in the
 // store and stays in service on every instance, closed whatever an
 // override says (waitroom.Room.Closing): the people inside finish their
 // sessions, everyone else hears "closed" on its paths (not a 404, and not
 // a catch-all route that covers them), and finishDeletions removes it once
-// its sessions end. With nobody inside, its routes go at once.
+// its sessions end and its line has gone (a closed room's line leaves or
+// is abandoned). With nobody inside or waiting, its routes go at once.
 func (a *App) DeleteRoom(ctx context.Context, name string) error {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
@@ -209,10 +211,10 @@ func (a *App) DeleteRoom(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if st.Active > 0 {
+	if st.Active > 0 || st.Waiting > 0 {
 		return a.markDeleting(ctx, name)
 	}
-	return a.removeDefinition(ctx, name)
+	return a.removeDefinition(ctx, name, nil)
 }
 
 // markDeleting writes the stored body of name again with "deleting" set,
@@ -256,10 +258,11 @@ func (a *App) markDeleting(ctx context.Context, name string) error {
 	return nil
 }
 
-// removeDefinition deletes the definition of name from the store and
-// serves the rest: the room's routes go. Called under reloadMu.
-func (a *App) removeDefinition(ctx context.Context, name string) error {
-	v, err := a.store.DeleteDefinition(ctx, name)
+// removeDefinition deletes the definition of name from the store (only
+// while its body is only, when only is not nil) and serves the rest: the
+// room's routes go. Called under reloadMu.
+func (a *App) removeDefinition(ctx context.Context, name string, only []byte) error {
+	v, err := a.store.DeleteDefinition(ctx, name, only)
 	if err != nil {
 		return err
 	}
@@ -275,8 +278,10 @@ func (a *App) removeDefinition(ctx context.Context, name string) error {
 // finishDeletions removes each room marked deleting whose sessions have
 // all ended. Every instance runs it after each look at the store
 // (syncDefinitions); the first to see the room empty deletes it, and the
-// others follow the version. In a closing room nobody is admitted, so the
-// count it reads can only fall.
+// others follow the version. In a closing room nobody is admitted and
+// nobody joins, so the counts it reads can only fall. The delete names the
+// closing body it read: a PUT on another instance since (which brings the
+// room back) is newer than this instance's copy, and stays.
 func (a *App) finishDeletions(ctx context.Context) {
 	a.reloadMu.Lock()
 	var closing []string
@@ -290,18 +295,36 @@ func (a *App) finishDeletions(ctx context.Context) {
 	for _, name := range closing {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		st, err := a.store.Stats(sctx, name)
-		if err == nil && st.Active == 0 {
+		if err == nil && st.Active == 0 && st.Waiting == 0 {
 			a.reloadMu.Lock()
 			if d, ok := a.defs[name]; ok && d.Deleting {
-				err = a.removeDefinition(sctx, name)
+				err = a.finishDeletion(sctx, name)
 			}
 			a.reloadMu.Unlock()
 		}
 		cancel()
-		if err != nil && !errors.Is(err, waitroom.ErrNotFound) && ctx.Err() == nil {
+		if err != nil && !errors.Is(err, waitroom.ErrNotFound) && !errors.Is(err, waitroom.ErrChanged) && ctx.Err() == nil {
 			a.log.Debug("finishing the deletion of an API room", zap.String("room", name), zap.Error(err))
 		}
 	}
+}
+
+// finishDeletion removes name if the store still holds it closing: the
+// body read here is the only one the delete may remove. Called under
+// reloadMu.
+func (a *App) finishDeletion(ctx context.Context, name string) error {
+	all, err := a.store.LoadDefinitions(ctx)
+	if err != nil {
+		return err
+	}
+	body, ok := all.Bodies[name]
+	if !ok {
+		return waitroom.ErrNotFound
+	}
+	if d, err := decodeAPIRoom(body); err != nil || !d.Deleting {
+		return waitroom.ErrChanged // brought back (or not ours to judge): the next look serves it
+	}
+	return a.removeDefinition(ctx, name, body)
 }
 
 // displaces refuses a definition of name that would push another API

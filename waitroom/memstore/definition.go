@@ -85,13 +85,17 @@ func (s *Store) PutDefinition(ctx context.Context, name string, body []byte, mod
 
 // DeleteDefinition implements waitroom.Store. Errors: waitroom.ErrNotFound,
 // waitroom.ErrClosed, ctx's error, or a name out of bounds.
-func (s *Store) DeleteDefinition(ctx context.Context, name string) (int64, error) {
+func (s *Store) DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error) {
 	if err := checkDefinitionName("deleting", name); err != nil {
 		return 0, err
 	}
 	return s.defs.write(ctx, func(bodies map[string][]byte) error {
-		if _, ok := bodies[name]; !ok {
+		body, ok := bodies[name]
+		if !ok {
 			return waitroom.ErrNotFound
+		}
+		if only != nil && !bytes.Equal(body, only) {
+			return waitroom.ErrChanged
 		}
 		delete(bodies, name)
 		return nil

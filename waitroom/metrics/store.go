@@ -147,8 +147,8 @@ func (t *timedStore) PutDefinition(ctx context.Context, name string, body []byte
 	return timed(t, opPutDefinition, func() (int64, error) { return t.s.PutDefinition(ctx, name, body, mode) })
 }
 
-func (t *timedStore) DeleteDefinition(ctx context.Context, name string) (int64, error) {
-	return timed(t, opDeleteDefinition, func() (int64, error) { return t.s.DeleteDefinition(ctx, name) })
+func (t *timedStore) DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error) {
+	return timed(t, opDeleteDefinition, func() (int64, error) { return t.s.DeleteDefinition(ctx, name, only) })
 }
 
 func (t *timedStore) Ping(ctx context.Context) error {

@@ -105,7 +105,7 @@ func putDefinition(mode waitroom.PutMode) func(context.Context, waitroom.Store) 
 }
 
 func deleteDefinition(ctx context.Context, s waitroom.Store) (any, error) {
-	return s.DeleteDefinition(ctx, "pop-up")
+	return s.DeleteDefinition(ctx, "pop-up", nil)
 }
 
 // TestStore_PassesResultsThrough runs one script against a bare memstore and

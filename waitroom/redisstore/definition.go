@@ -33,6 +33,7 @@ const (
 	defOK      = 0
 	defExists  = 1
 	defMissing = 2
+	defChanged = 3
 )
 
 // defsKey is the definitions' hash, "{<prefix>:defs}": one key, so one
@@ -120,12 +121,12 @@ func (s *Store) PutDefinition(ctx context.Context, name string, body []byte, mod
 // DeleteDefinition implements waitroom.Store in one script
 // (definition.lua). Errors: waitroom.ErrNotFound, waitroom.ErrUnavailable,
 // waitroom.ErrClosed, ctx's error, or a name out of bounds.
-func (s *Store) DeleteDefinition(ctx context.Context, name string) (int64, error) {
+func (s *Store) DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error) {
 	if err := checkDefinitionName("deleting", name); err != nil {
 		return 0, err
 	}
-	v, err := s.define(ctx, defDelete, name, nil)
-	if err != nil && !errors.Is(err, waitroom.ErrNotFound) {
+	v, err := s.define(ctx, defDelete, name, only)
+	if err != nil && !errors.Is(err, waitroom.ErrNotFound) && !errors.Is(err, waitroom.ErrChanged) {
 		err = fmt.Errorf("deleting definition %q: %w", name, err)
 	}
 	return v, err
@@ -135,8 +136,8 @@ func (s *Store) DeleteDefinition(ctx context.Context, name string) (int64, error
 // its refusal stands for.
 func (s *Store) define(ctx context.Context, op int, name string, body []byte) (int64, error) {
 	args := []any{versionField, op, name}
-	if op != defDelete {
-		args = append(args, body)
+	if op != defDelete || body != nil {
+		args = append(args, body) // a delete's body: the one it removes only
 	}
 	var r [2]int64
 	if err := s.runKeys(ctx, definitionScript, []string{s.defsKey()}, args, r[:]); err != nil {
@@ -149,8 +150,10 @@ func (s *Store) define(ctx context.Context, op int, name string, body []byte) (i
 		return 0, waitroom.ErrExists
 	case defMissing:
 		return 0, waitroom.ErrNotFound
+	case defChanged:
+		return 0, waitroom.ErrChanged
 	}
-	return 0, unavailable(fmt.Errorf("%s: reply[1]: want a result from 0 to 2, got %d", definitionScript.name, r[0]))
+	return 0, unavailable(fmt.Errorf("%s: reply[1]: want a result from 0 to 3, got %d", definitionScript.name, r[0]))
 }
 
 func checkDefinitionName(verb, name string) error {

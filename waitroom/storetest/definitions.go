@@ -94,7 +94,7 @@ func testDefinitions(t *testing.T, e *env) {
 	moved(v, err, "replace")
 	v, err = e.put("missing", `{}`, waitroom.PutReplace)
 	refused(v, err, waitroom.ErrNotFound, "replace a missing one")
-	v, err = e.store().DeleteDefinition(context.Background(), "missing")
+	v, err = e.store().DeleteDefinition(context.Background(), "missing", nil)
 	refused(v, err, waitroom.ErrNotFound, "delete a missing one")
 
 	body := []byte(`{"max_active":1}`)
@@ -106,7 +106,18 @@ func testDefinitions(t *testing.T, e *env) {
 	d.Bodies["gone"] = nil
 	e.definitions(map[string]string{"pop-up": `{"max_active":7}`, "sale": `{"max_active":1}`})
 
-	v, err = e.store().DeleteDefinition(context.Background(), "pop-up")
+	// A delete that names the body it read removes only that body: a room
+	// written again since (by another instance) stays.
+	v, err = e.store().DeleteDefinition(context.Background(), "pop-up", []byte(`{"max_active":9}`))
+	refused(v, err, waitroom.ErrChanged, "delete a body written over since")
+	v, err = e.store().DeleteDefinition(context.Background(), "pop-up", []byte(`{"max_active":7}`))
+	moved(v, err, "delete the body read")
+	e.definitions(map[string]string{"sale": `{"max_active":1}`})
+	v, err = e.store().DeleteDefinition(context.Background(), "pop-up", []byte(`{"max_active":7}`))
+	refused(v, err, waitroom.ErrNotFound, "delete a body deleted already")
+	v, err = e.put("pop-up", `{"max_active":7}`, waitroom.PutCreate)
+	moved(v, err, "create again to delete")
+	v, err = e.store().DeleteDefinition(context.Background(), "pop-up", nil)
 	moved(v, err, "delete")
 	e.definitions(map[string]string{"sale": `{"max_active":1}`})
 	v, err = e.put("pop-up", `{}`, waitroom.PutCreate)
@@ -191,7 +202,7 @@ func testDefinitionBounds(t *testing.T, e *env) {
 		}
 	}
 	for _, name := range []string{"", "#version", strings.Repeat("n", 129)} {
-		if _, err := e.store().DeleteDefinition(ctx, name); err == nil || errors.Is(err, waitroom.ErrNotFound) {
+		if _, err := e.store().DeleteDefinition(ctx, name, nil); err == nil || errors.Is(err, waitroom.ErrNotFound) {
 			t.Errorf("delete %.16q: %v, want a refusal", name, err)
 		}
 	}

@@ -2,11 +2,12 @@
 -- rooms created at run time. KEYS[1]: the definitions' hash, each body
 -- under its room's name and the version under a field no name can be.
 -- ARGV: that field, the operation (O_ below), the name, and for a put the
--- body. Reply: {result (X_ below), the version after the call}. The hash
+-- body; for a delete, optionally the only body it may remove (another
+-- instance may have written the room again since the caller read it). Reply: {result (X_ below), the version after the call}. The hash
 -- never expires: a definition lasts until it is deleted.
 
 local O_CREATE, O_REPLACE, O_DELETE = 1, 2, 3
-local X_OK, X_EXISTS, X_MISSING = 0, 1, 2
+local X_OK, X_EXISTS, X_MISSING, X_CHANGED = 0, 1, 2, 3
 
 local K_DEFS = KEYS[1]
 local VERSION, OP, NAME = ARGV[1], tonumber(ARGV[2]), ARGV[3]
@@ -19,6 +20,9 @@ if OP == O_CREATE and there then
   return {X_EXISTS, tonumber(redis.call('HGET', K_DEFS, VERSION)) or 0}
 elseif OP ~= O_CREATE and not there then
   return {X_MISSING, tonumber(redis.call('HGET', K_DEFS, VERSION)) or 0}
+end
+if OP == O_DELETE and ARGV[4] ~= nil and redis.call('HGET', K_DEFS, NAME) ~= ARGV[4] then
+  return {X_CHANGED, tonumber(redis.call('HGET', K_DEFS, VERSION)) or 0}
 end
 if OP == O_DELETE then
   redis.call('HDEL', K_DEFS, NAME)
