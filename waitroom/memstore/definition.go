@@ -83,7 +83,7 @@ func (s *Store) PutDefinition(ctx context.Context, name string, body []byte, mod
 	})
 }
 
-// DeleteDefinition implements waitroom.Store. Errors: waitroom.ErrNotFound,
+// DeleteDefinition implements waitroom.Store. Errors: waitroom.ErrNotFound, waitroom.ErrChanged,
 // waitroom.ErrClosed, ctx's error, or a name out of bounds.
 func (s *Store) DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error) {
 	if err := checkDefinitionName("deleting", name); err != nil {

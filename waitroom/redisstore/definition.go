@@ -119,7 +119,7 @@ func (s *Store) PutDefinition(ctx context.Context, name string, body []byte, mod
 }
 
 // DeleteDefinition implements waitroom.Store in one script
-// (definition.lua). Errors: waitroom.ErrNotFound, waitroom.ErrUnavailable,
+// (definition.lua). Errors: waitroom.ErrNotFound, waitroom.ErrChanged, waitroom.ErrUnavailable,
 // waitroom.ErrClosed, ctx's error, or a name out of bounds.
 func (s *Store) DeleteDefinition(ctx context.Context, name string, only []byte) (int64, error) {
 	if err := checkDefinitionName("deleting", name); err != nil {
