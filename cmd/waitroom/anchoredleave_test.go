@@ -52,7 +52,7 @@ func TestAnchored_LeaveHonouredOnEveryInstanceWithinATick(t *testing.T) {
 	}
 
 	left := time.Now()
-	if r := holder.do(http.MethodPost, "/.waitroom/leave?room=concert", "Sec-Fetch-Site", "same-origin"); r.status != http.StatusOK {
+	if r := holder.do(http.MethodPost, "/.waitroom/leave?room=concert", "Sec-Fetch-Site", "same-origin", "Accept", "application/json"); r.status != http.StatusOK {
 		t.Fatalf("leave: %d", r.status)
 	}
 	// Each gateway's next tick reads the leave; on a busy machine a tick

@@ -26,6 +26,7 @@ var schemaExtra = map[string]keyDoc{
 	"rooms.*.max_rooms":    {description: "a template's rooms in use at once, all instances; past it 503", def: 1000, hasDefault: true},
 	"rooms.*.idle_after":   {description: "a template's empty room unvisited this long is forgotten; its store keys expire", def: "1h", hasDefault: true},
 	"rooms.*.create_limit": {description: "a template's rooms one client network may make, all instances; past it 429 (a room counts toward max_rooms once a visitor returns with its ticket)", def: "10/m", hasDefault: true},
+	"rooms.*.allow":        {description: "a template's only rooms (names it fills, e.g. event-1001); any other id gets 404 and makes nothing", noDefault: "optional: without it a template fills any id within max_rooms and create_limit"},
 	"webhooks.url":         {description: "where the events are posted: an http or https URL", noDefault: "required: the site's receiver"},
 	"webhooks.events":      {description: "the event types sent to it: queue.started, queue.drained, room.mode_changed, room.closed, visitor.admitted", noDefault: "required: at least one event"},
 	"webhooks.secret":      {description: "whsec_ and base64 of 24 to 64 random bytes, the Standard Webhooks signing key (use ${ENV})", noDefault: "required: a secret of the site's"},
