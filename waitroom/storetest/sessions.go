@@ -149,7 +149,7 @@ func testSessionClients(t *testing.T, e *env) {
 // it outlasts three session caches, so an owner whose requests a gate's
 // cache answers for SessionCache is never taken for gone in between.
 func testSessionClientsQuiet(t *testing.T, e *env) {
-	lim := limits(2)
+	lim := limits(5)
 	lim.SessionTTL, lim.AbandonAfter, lim.SessionClients = time.Hour, 2*time.Minute, 1
 	at := func(v waitroom.Visitor, client string) waitroom.Visitor { v.Client = client; return v }
 	owner := e.enter(lim)
@@ -157,6 +157,20 @@ func testSessionClientsQuiet(t *testing.T, e *env) {
 	d := e.decide(lim, at(owner, "b"), false)
 	if d.Refusal != waitroom.RefusedShared || d.RetryAfter <= 18*time.Second || d.RetryAfter > 20*time.Second {
 		t.Fatalf("a second address, abandon_after 2m: %+v, want refused shared, retry in about 20s", d)
+	}
+
+	// The audit's owner: seen from A, then B, then C ten seconds apart,
+	// with the defaults (session_clients 2, abandon_after 2m). Before, C
+	// got RefusedShared for 1m40s; now A is quiet by then.
+	def := lim
+	def.SessionClients = 2
+	moving := e.enter(def)
+	e.expect(def, at(moving, "A"), waitroom.StateAdmitted, 0)
+	time.Sleep(10*time.Second + 100*time.Millisecond)
+	e.expect(def, at(moving, "B"), waitroom.StateAdmitted, 0)
+	time.Sleep(10*time.Second + 100*time.Millisecond)
+	if d := e.decide(def, at(moving, "C"), false); d.State != waitroom.StateAdmitted {
+		t.Fatalf("the owner from its third address, 20 s after its first: %+v, want admitted", d)
 	}
 
 	cached := lim
