@@ -19,8 +19,9 @@ import (
 // and the tick's view is fresh; anything else asks the store,
 // which anchors the ticket again. A ticket whose holder left the line
 // (/.waitroom/leave, through any instance) is never answered from its
-// anchor once this instance's next tick read it among Stats.LeftTickets:
-// a copy of it asks the store, and learns the place is gone. The poll's mark, which keeps its place
+// anchor once this instance's next tick read it among Stats.LeftTickets
+// (or, when more left than the list holds, its anchor predates them; see
+// leftTickets): a copy of it asks the store, and learns the place is gone. The poll's mark, which keeps its place
 // from being abandoned, goes to the store with the tick's others in one
 // Store.Touch before the tick's Admit.
 
@@ -50,23 +51,44 @@ type progressView struct {
 // leftTickets is what an instance learned from its ticks of the tickets
 // whose holders left the line: each with when a tick first saw it, kept
 // for keep, longer than any anchor is answered (anchorKeep). When more
-// left between two ticks than Stats.LeftTickets holds, the instance
-// cannot tell whose: it answers no poll from an anchor until blind. It is
-// not changed once a view holds it.
+// left between two ticks than Stats.LeftTickets holds (or before this
+// instance's first look), the instance cannot tell whose: it trusts no
+// anchor minted before those leaves, that is none whose
+// Progress.Departed is below the store's Departed when the tick saw
+// them (distrust). A copy's anchor is older than its holder's leave (a
+// left ticket is never anchored again), so it asks the store; a ticket
+// still in line asks once and carries a fresh anchor, which is trusted.
+// No clock and no blind period: a farm leaving 65 places a second makes
+// each waiting visitor ask the store once per tick it re-anchors over,
+// not every poll for minutes.
+//
+// One leftTickets serves a room for an epoch: each tick adds to it and
+// evicts the entries older than keep from the front of order (time
+// order), in place, under mu, so a tick costs what changed, not a copy
+// of every entry.
 type leftTickets struct {
-	at    map[int64]time.Time
-	total int64 // Stats.Left when read
-	epoch int64
-	keep  time.Duration
-	blind time.Time
+	mu       sync.RWMutex
+	at       map[int64]time.Time
+	order    []leftAt // oldest first
+	total    int64    // Stats.Left when read
+	epoch    int64
+	distrust int64 // anchors with Progress.Departed below this ask the store
 }
 
-// gone reports whether a poll of ticket must ask the store.
-func (l *leftTickets) gone(ticket int64, now time.Time) bool {
+// leftAt is one ticket of leftTickets.order.
+type leftAt struct {
+	ticket int64
+	at     time.Time
+}
+
+// gone reports whether a poll of ticket anchored at a must ask the store.
+func (l *leftTickets) gone(ticket int64, a Progress) bool {
 	if l == nil {
 		return false
 	}
-	if now.Before(l.blind) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if a.Departed < l.distrust {
 		return true
 	}
 	_, ok := l.at[ticket]
@@ -78,9 +100,9 @@ func (l *leftTickets) gone(ticket int64, now time.Time) bool {
 // minute (anchors are renewed sooner, see Gate.resealAfter).
 func anchorKeep(lim Limits) time.Duration { return max(lim.AbandonAfter, time.Minute) }
 
-// nextLeft is the tickets known to have left after a tick read st: the
-// previous view's (prev, nil at first) with those older than keep
-// forgotten and st's added; prev itself when nothing changed.
+// nextLeft is the tickets known to have left after a tick read st: prev
+// (nil at first) with those older than keep evicted and st's added, or a
+// new set when the room's epoch changed.
 func nextLeft(prev *leftTickets, st Stats, keep time.Duration, now time.Time) *leftTickets {
 	listed := 0
 	for _, t := range st.LeftTickets {
@@ -88,45 +110,36 @@ func nextLeft(prev *leftTickets, st Stats, keep time.Duration, now time.Time) *l
 			listed++
 		}
 	}
-	fresh := prev == nil || prev.epoch != st.Epoch
-	var missed bool
-	if fresh {
+	l := prev
+	if l == nil || l.epoch != st.Epoch {
 		// What left before this instance's first look is known only as
 		// far as the list goes.
-		missed = st.Left > int64(listed)
-	} else {
-		missed = st.Left-prev.total > int64(listed)
+		l = &leftTickets{at: make(map[int64]time.Time, listed), epoch: st.Epoch}
 	}
-	changed := fresh || missed || st.Left != prev.total || prev.keep != keep
-	if !changed {
-		for _, at := range prev.at {
-			if now.Sub(at) >= keep {
-				changed = true
-				break
-			}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st.Left-l.total > int64(listed) {
+		l.distrust = st.Progress().Departed
+	}
+	l.total = st.Left
+	n := 0
+	for n < len(l.order) && now.Sub(l.order[n].at) >= keep {
+		if l.at[l.order[n].ticket].Equal(l.order[n].at) {
+			delete(l.at, l.order[n].ticket)
 		}
+		n++
 	}
-	if !changed {
-		return prev
-	}
-	next := &leftTickets{at: make(map[int64]time.Time, listed), total: st.Left, epoch: st.Epoch, keep: keep}
-	if !fresh {
-		next.blind = prev.blind
-		for t, at := range prev.at {
-			if now.Sub(at) < keep {
-				next.at[t] = at
-			}
-		}
-	}
-	if missed {
-		next.blind = now.Add(keep)
+	if n > 0 {
+		clear(l.order[:n]) // nothing to keep alive, but tidy
+		l.order = l.order[n:]
 	}
 	for _, t := range st.LeftTickets[:listed] {
-		if _, ok := next.at[t]; !ok {
-			next.at[t] = now
+		if _, ok := l.at[t]; !ok {
+			l.at[t] = now
+			l.order = append(l.order, leftAt{ticket: t, at: now})
 		}
 	}
-	return next
+	return l
 }
 
 // anchorable reports whether a room admits from the head of its line now,
@@ -155,7 +168,7 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	if age := now.Unix() - a.At; age < 0 || age >= every || time.Duration(age)*time.Second >= anchorKeep(lim) {
 		return Decision{}, false
 	}
-	if view.left.gone(tk.Number, now) {
+	if view.left.gone(tk.Number, a.Progress) {
 		return Decision{}, false // its holder left: the store says where it stands
 	}
 	admitted := view.progress.Admitted - a.Progress.Admitted

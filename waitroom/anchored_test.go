@@ -66,38 +66,52 @@ func TestFromAnchor(t *testing.T) {
 }
 
 // An instance learns who left from each tick's Stats and forgets them
-// after keep; when more left between two ticks than the list holds, or
-// before its first look, it answers no poll from an anchor for keep.
+// after keep, evicting in place; when more left between two ticks than
+// the list holds, or before its first look, it trusts no anchor minted
+// before those leaves (its Departed below the store's then), and trusts
+// at once every anchor minted since: no blind period.
 func TestNextLeft(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	keep := time.Minute
+	var a Progress // an anchor minted before any departure
 	st := Stats{Epoch: 7, Left: 2}
 	st.LeftTickets[0], st.LeftTickets[1] = 11, 12
-	l := nextLeft(nil, st, keep, now)
-	if !l.gone(11, now) || !l.gone(12, now) || l.gone(13, now) {
+	l := nextLeft(nil, Stats{Epoch: 7}, keep, now)
+	l = nextLeft(l, st, keep, now)
+	if !l.gone(11, a) || !l.gone(12, a) || l.gone(13, a) {
 		t.Fatalf("first look: %+v", l)
 	}
-	if again := nextLeft(l, st, keep, now.Add(time.Second)); again != l {
-		t.Fatal("a tick with nothing new made a new set")
+	if again := nextLeft(l, st, keep, now.Add(time.Second)); again != l || len(l.order) != 2 {
+		t.Fatalf("a tick with nothing new: %+v", again)
 	}
 	st.Left, st.LeftTickets[2] = 3, 13
 	l = nextLeft(l, st, keep, now.Add(30*time.Second))
-	if !l.gone(13, now.Add(30*time.Second)) || !l.gone(11, now.Add(30*time.Second)) {
+	if !l.gone(13, a) || !l.gone(11, a) {
 		t.Fatalf("a new leave: %+v", l)
 	}
 	later := now.Add(61 * time.Second)
 	st = Stats{Epoch: 7, Left: 3} // the list moved on past them
 	l = nextLeft(l, st, keep, later)
-	if l.gone(11, later) || !l.gone(13, later) {
-		t.Fatalf("after keep: %+v, want 11 forgotten, 13 kept", l)
+	if l.gone(11, a) || !l.gone(13, a) || len(l.order) != 1 || len(l.at) != 1 {
+		t.Fatalf("after keep: %+v, want 11 and 12 evicted, 13 kept", l)
 	}
-	st.Left = 3 + MaxLeftTickets + 1 // more than the list holds left since
+	// 200 left within one tick: more than the list holds. Every anchor
+	// minted before them asks the store (a copy of any of the 200 is among
+	// them); one minted after them is trusted at once.
+	st.Left = 3 + 200
+	st.Abandoned = 5
 	l = nextLeft(l, st, keep, later)
-	if !l.gone(999, later) || !l.gone(999, later.Add(keep-time.Second)) || l.gone(999, later.Add(keep)) {
-		t.Fatalf("missed leaves: %+v, want blind for keep", l)
+	before := Progress{Epoch: 7, Departed: 3 + 5 + 199}
+	after := Progress{Epoch: 7, Departed: 3 + 5 + 200}
+	if !l.gone(999, before) || l.gone(999, after) {
+		t.Fatalf("missed leaves: %+v, want anchors before them distrusted, after them trusted", l)
+	}
+	l = nextLeft(l, st, keep, later.Add(keep/2))
+	if !l.gone(999, before) || l.gone(999, after) {
+		t.Fatalf("a tick later: %+v, want the same", l)
 	}
 	fresh := nextLeft(nil, Stats{Epoch: 8, Left: 100}, keep, later)
-	if !fresh.gone(5, later) {
-		t.Fatal("a first look at a room with more leaves than listed must not trust anchors")
+	if !fresh.gone(5, Progress{Epoch: 8, Departed: 99}) || fresh.gone(5, Progress{Epoch: 8, Departed: 100}) {
+		t.Fatal("a first look at a room with more leaves than listed must distrust older anchors, and only those")
 	}
 }

@@ -64,6 +64,9 @@ type Limits struct {
 	// then the places behind it count it, so a position never grows when
 	// it comes back; after it, it counts nowhere and buys no place.
 	PlaceWithin time.Duration
+	// SessionCache is the gates' session cache (store.session_cache),
+	// set by Rooms.Apply: ClientQuiet outlasts it three times.
+	SessionCache time.Duration
 }
 
 // PlacementWindow is how long a ticket handed out may take to come back;
@@ -79,16 +82,26 @@ func (l Limits) PlacementWindow() time.Duration {
 }
 
 // ClientQuiet is how long a client of a session must go unheard before
-// it no longer counts toward SessionClients: AbandonAfter, the silence
-// that gives up a place in line, and at least minClientQuiet, so a client
-// whose requests a gate's session cache answers (store.session_cache) is
-// never taken for gone between two of them.
+// it no longer counts toward SessionClients: AbandonAfter, but at most
+// maxClientQuiet (20 s) and at least minClientQuiet (5 s), and at least
+// 3×SessionCache. Short, so an honest owner whose address changes (Happy
+// Eyeballs between IPv4 and IPv6, Wi-Fi to LTE, a NAT that sends each
+// connection from another address) is not refused for long: the address
+// it left stops counting 20 s after its last request. Three session
+// caches, because a request a gate's session cache answers is not heard
+// by the store: the store hears a busy owner at least every SessionCache
+// plus a quarter of ClientQuiet (the write interval of its "last seen"),
+// which stays under ClientQuiet, so an owner in use never drops off and
+// hands its slot to a copy.
 func (l Limits) ClientQuiet() time.Duration {
-	return max(l.AbandonAfter, minClientQuiet)
+	return max(min(l.AbandonAfter, maxClientQuiet), minClientQuiet, 3*l.SessionCache)
 }
 
-// minClientQuiet is ClientQuiet's floor.
-const minClientQuiet = 5 * time.Second
+// minClientQuiet and maxClientQuiet bound ClientQuiet from AbandonAfter.
+const (
+	minClientQuiet = 5 * time.Second
+	maxClientQuiet = 20 * time.Second
+)
 
 // RenewInterval is how long a session's expiry may lag behind "now +
 // SessionTTL" before a request writes a renewal: a tenth of the TTL, at most

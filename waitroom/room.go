@@ -71,7 +71,8 @@ type RoomConfig struct {
 	ChallengeTTL string `mapstructure:"challenge_ttl" yaml:"challenge_ttl" json:"challenge_ttl"`
 	// SessionClients is how many clients (addresses: an IPv4 address, an
 	// IPv6 /64) may use one admitted session at once. A client counts
-	// until it has been quiet for abandon_after (at least 5s), so a phone
+	// until it has been quiet for abandon_after capped at 20s (at least
+	// 5s, and at least 3× store.session_cache), so a phone
 	// whose carrier moves it to another address leaves the old one
 	// behind; a further client is refused (409 "shared", its ticket kept,
 	// Retry-After when the quietest may have gone), and those already on

@@ -93,6 +93,10 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 	next := make(map[string]*liveRoom, len(c.Rooms))
 	templates := map[string]*Room{}
 	for _, r := range c.Rooms {
+		// Every gate over these rooms answers from the session cache for
+		// up to SessionCache; the rooms' client quiet time must outlast it
+		// (Limits.ClientQuiet).
+		r.Limits.SessionCache = c.SessionCache
 		if r.Template == r.Name && r.Template != "" {
 			templates[r.Name] = &r
 			continue

@@ -119,3 +119,24 @@ func TestRooms_RunFollowsApply(t *testing.T) {
 		}
 	})
 }
+
+// The gates' session cache reaches every room's limits, so an address
+// counts toward session_clients for at least three caches: an owner
+// answered from a gate's cache is heard by the store before it could be
+// taken for gone. A reload that changes the cache changes it.
+func TestRooms_ApplyGivesLimitsTheSessionCache(t *testing.T) {
+	t.Parallel()
+	store := memstore.New()
+	defer store.Close()
+	rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store})
+	for _, c := range []struct{ cache, quiet time.Duration }{{10 * time.Second, 30 * time.Second}, {time.Second, 20 * time.Second}} {
+		rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{testRoom("concert", 5)}, SessionCache: c.cache})
+		info, ok := rooms.Info("concert")
+		if !ok {
+			t.Fatal("no room")
+		}
+		if got := info.Effective.Limits.ClientQuiet(); got != c.quiet {
+			t.Errorf("session_cache %v, abandon_after 1h: quiet %v, want %v", c.cache, got, c.quiet)
+		}
+	}
+}

@@ -40,13 +40,14 @@ func TestScripts_ConstantsAgreeWithGo(t *testing.T) {
 		"S_NONE": replyNone, "S_WAITING": replyWaiting, "S_ADMITTED": replyAdmitted,
 		"LIMIT_ARGS": len(args),
 		// The position in ARGV (from 1) of what limitArgs puts there.
-		"A_MAX": 3, "A_TTL": 7, "A_RANDOM": 11, "A_PLACE_WITHIN": 18, "A_OVERRIDE_TTL": len(args),
+		"A_MAX": 3, "A_TTL": 7, "A_RANDOM": 11, "A_PLACE_WITHIN": 18, "A_OVERRIDE_TTL": 19, "A_CLIENT_QUIET": len(args),
 	}
 	if args[2] != int64(7) || args[6] != time.Minute.Microseconds() {
 		t.Fatalf("limitArgs moved max_active or session_ttl: %v", args)
 	}
-	if args[17] != time.Minute.Microseconds() || args[len(args)-1] != metaTTL.Milliseconds() {
-		t.Fatalf("limitArgs moved place_within or the override's lifetime: %v", args)
+	if args[17] != time.Minute.Microseconds() || args[18] != metaTTL.Milliseconds() ||
+		args[len(args)-1] != (20*time.Second).Microseconds() {
+		t.Fatalf("limitArgs moved place_within, the override's lifetime or the client quiet time: %v", args)
 	}
 	for name, w := range want {
 		if got, ok := lua[name]; !ok || got != w {

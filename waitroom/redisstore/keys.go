@@ -126,6 +126,7 @@ func (c *cache) limitArgs(lim waitroom.Limits) []any {
 		// The override keeps its month whatever Idle says: it may hold a
 		// "closed" that must outlive the room's line.
 		metaTTL.Milliseconds(),
+		lim.ClientQuiet().Microseconds(),
 	}
 	c.mu.Lock()
 	if c.limits == nil {

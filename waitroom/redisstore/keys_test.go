@@ -26,9 +26,9 @@ func TestLimitArgs_IdleShortensAllButTheOverride(t *testing.T) {
 		lim := base
 		lim.Idle = tc.idle
 		args := c.limitArgs(lim)
-		if args[0] != tc.data || args[1] != tc.meta || args[len(args)-1] != metaTTL.Milliseconds() {
+		if args[0] != tc.data || args[1] != tc.meta || args[18] != metaTTL.Milliseconds() {
 			t.Errorf("idle %v: lifetimes data %v meta %v override %v; want %d, %d and %d",
-				tc.idle, args[0], args[1], args[len(args)-1], tc.data, tc.meta, metaTTL.Milliseconds())
+				tc.idle, args[0], args[1], args[18], tc.data, tc.meta, metaTTL.Milliseconds())
 		}
 	}
 }

@@ -142,3 +142,43 @@ func testSessionClients(t *testing.T, e *env) {
 	}
 	e.expect(lim, at(phone, "p2"), waitroom.StateAdmitted, 0)
 }
+
+// testSessionClientsQuiet: the time an address keeps counting is
+// Limits.ClientQuiet, not abandon_after: with the default two minutes a
+// copy (or the owner's next address) waits at most 20 s, not 1m40s; and
+// it outlasts three session caches, so an owner whose requests a gate's
+// cache answers for SessionCache is never taken for gone in between.
+func testSessionClientsQuiet(t *testing.T, e *env) {
+	lim := limits(5)
+	lim.SessionTTL, lim.AbandonAfter, lim.SessionClients = time.Hour, 2*time.Minute, 1
+	at := func(v waitroom.Visitor, client string) waitroom.Visitor { v.Client = client; return v }
+	owner := e.enter(lim)
+	e.expect(lim, at(owner, "a"), waitroom.StateAdmitted, 0)
+	d := e.decide(lim, at(owner, "b"), false)
+	if d.Refusal != waitroom.RefusedShared || d.RetryAfter <= 18*time.Second || d.RetryAfter > 20*time.Second {
+		t.Fatalf("a second address, abandon_after 2m: %+v, want refused shared, retry in about 20s", d)
+	}
+
+	// The audit's owner: seen from A, then B, then C ten seconds apart,
+	// with the defaults (session_clients 2, abandon_after 2m). Before, C
+	// got RefusedShared for 1m40s; now A is quiet by then.
+	def := lim
+	def.SessionClients = 2
+	moving := e.enter(def)
+	e.expect(def, at(moving, "A"), waitroom.StateAdmitted, 0)
+	time.Sleep(10*time.Second + 100*time.Millisecond)
+	e.expect(def, at(moving, "B"), waitroom.StateAdmitted, 0)
+	time.Sleep(10*time.Second + 100*time.Millisecond)
+	if d := e.decide(def, at(moving, "C"), false); d.State != waitroom.StateAdmitted {
+		t.Fatalf("the owner from its third address, 20 s after its first: %+v, want admitted", d)
+	}
+
+	cached := lim
+	cached.AbandonAfter, cached.SessionCache = time.Second, 4*time.Second // quiet 12s, not 5s
+	other := e.enter(cached)
+	e.expect(cached, at(other, "a"), waitroom.StateAdmitted, 0)
+	d = e.decide(cached, at(other, "b"), false)
+	if d.Refusal != waitroom.RefusedShared || d.RetryAfter <= 10*time.Second || d.RetryAfter > 12*time.Second {
+		t.Fatalf("a second address, session cache 4s: %+v, want refused shared, retry in about 12s", d)
+	}
+}

@@ -65,6 +65,7 @@ var cases = []testCase{
 	{"RecoveryGrace", many, testRecoveryGrace},
 	{"ShortUntilUsed", many, testShortUntilUsed},
 	{"SessionClients", many, testSessionClients},
+	{"SessionClientsQuiet", many, testSessionClientsQuiet},
 	{"RestoreInside", many, testRestoreInside},
 	{"Shuffle", many, testShuffle},
 	{"ShuffleOnlyPrequeue", many, testShuffleOnlyPrequeue},

@@ -51,7 +51,7 @@ if not t then
     -- never past session_max from its first use, and serves no more
     -- clients at once than session_clients. The record is
     -- "started|client@seen,…", seen in whole seconds; a client unheard
-    -- for waitroom.Limits.ClientQuiet (abandon_after, at least 5 s) is
+    -- for waitroom.Limits.ClientQuiet (A_CLIENT_QUIET, whole seconds) is
     -- dropped, and one heard is written again only every quarter of that,
     -- so a busy session costs a write now and then, not per request. An
     -- entry of the older "started|network,…" form has no seen: dropped.
@@ -73,7 +73,7 @@ if not t then
       local changed = not rec
       if clients > 0 and client ~= '' then
         local sec = math.floor(now / 1000000)
-        local quiet = math.floor(math.max(tonumber(ARGV[A_ABANDON]), 5000000) / 1000000)
+        local quiet = math.max(1, math.floor(tonumber(ARGV[A_CLIENT_QUIET]) / 1000000))
         local live, found, oldest = {}, false, nil
         for entry in string.gmatch(list, '[^,]+') do
           local key, seen = string.match(entry, '^([^@]*)@?(%d*)$')

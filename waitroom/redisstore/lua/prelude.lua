@@ -25,8 +25,8 @@ local K_OVERRIDE, K_PLACED, K_CLIENTS = KEYS[10], KEYS[11], KEYS[12]
 local A_DATA_TTL, A_META_TTL, A_MAX, A_RATE_N, A_RATE_PER, A_BURST = 1, 2, 3, 4, 5, 6
 local A_TTL, A_RENEW, A_ABANDON, A_GRACE, A_RANDOM = 7, 8, 9, 10, 11
 local A_JOIN_N, A_JOIN_PER, A_MAX_WAITING, A_CLIENTS, A_SESSION_MAX, A_PREQUEUE = 12, 13, 14, 15, 16, 17
-local A_PLACE_WITHIN, A_OVERRIDE_TTL = 18, 19
-local LIMIT_ARGS = 19
+local A_PLACE_WITHIN, A_OVERRIDE_TTL, A_CLIENT_QUIET = 18, 19, 20
+local LIMIT_ARGS = 20
 
 -- Where decide.lua's reply says the visitor stands (store.go: replyNone,
 -- replyWaiting, replyAdmitted), what else it did (the F_ flags, added up),
