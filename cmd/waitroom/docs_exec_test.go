@@ -26,8 +26,9 @@ import (
 //     so nobody waits ahead of the reader), or what a `<!-- run: ARGS -->`
 //     line before the block names (`serve --config configs/waitroom.yaml`);
 //     a block that starts `waitroom demo` or `serve` itself runs it. Every
-//     curl must get a 2xx (docCurlExceptions lists the answers a block
-//     documents otherwise), and the block must exit 0;
+//     curl must get a 2xx (an `<!-- expect: STATUS PATH (why) -->` line
+//     before the block names an answer it documents otherwise, for that
+//     block and path only), and the block must exit 0;
 //   - json: an example answer, which must parse;
 //   - a fence without a language: output or prose, which must not hold a
 //     command (a command is labelled sh and run, or marked).
@@ -43,8 +44,11 @@ type docBlock struct {
 	lang string
 	body string
 	// notRun is the reason of a "not run" mark, run the arguments of a
-	// "run" line, from the last non-blank line before the fence.
+	// "run" line, from the marks on the lines just before the fence.
 	notRun, run string
+	// expect are the answers other than 2xx the block documents, from
+	// `<!-- expect: STATUS PATH (why) -->` marks: the status, by path.
+	expect map[string]string
 }
 
 func (b docBlock) String() string { return fmt.Sprintf("%s:%d (```%s)", b.file, b.line, b.lang) }
@@ -53,6 +57,8 @@ var (
 	fenceOpen  = regexp.MustCompile("^(\\s*)(```+)([A-Za-z0-9_+-]*)\\s*$")
 	notRunMark = regexp.MustCompile(`^<!--\s*not run:\s*(.+?)\s*-->$`)
 	runMark    = regexp.MustCompile(`^<!--\s*run:\s*(.+?)\s*-->$`)
+	expectMark = regexp.MustCompile(`^<!--\s*expect:\s*([1-5][0-9][0-9])\s+(/\S*)\s+\(.+\)\s*-->$`)
+	anyMark    = regexp.MustCompile(`^<!--.*-->$`)
 )
 
 // docFiles are the docs a reader copies from, relative to the root.
@@ -60,7 +66,7 @@ func docFiles(t *testing.T) []string {
 	t.Helper()
 	root := filepath.Join("..", "..")
 	files := []string{"README.md"}
-	for _, glob := range []string{"docs/*.md", "docs/integrations/README.md", "docs/integrations/*/README.md"} {
+	for _, glob := range []string{"docs/*.md", "docs/integrations/README.md", "docs/integrations/*/README.md", "deploy/*/README.md"} {
 		m, err := filepath.Glob(filepath.Join(root, glob))
 		if err != nil {
 			t.Fatal(err)
@@ -79,21 +85,33 @@ func docFiles(t *testing.T) []string {
 func parseDocBlocks(file, text string) ([]docBlock, error) {
 	var out []docBlock
 	lines := strings.Split(text, "\n")
-	prev := ""
+	// marks are the HTML comments on the non-blank lines just before a
+	// fence; any other line ends them.
+	var marks []string
 	for i := 0; i < len(lines); i++ {
 		m := fenceOpen.FindStringSubmatch(lines[i])
 		if m == nil {
-			if s := strings.TrimSpace(lines[i]); s != "" {
-				prev = s
+			if s := strings.TrimSpace(lines[i]); anyMark.MatchString(s) {
+				marks = append(marks, s)
+			} else if s != "" {
+				marks = nil
 			}
 			continue
 		}
 		b := docBlock{file: file, line: i + 1, lang: strings.ToLower(m[3])}
-		if mm := notRunMark.FindStringSubmatch(prev); mm != nil {
-			b.notRun = mm[1]
-		}
-		if mm := runMark.FindStringSubmatch(prev); mm != nil {
-			b.run = mm[1]
+		for _, mark := range marks {
+			if mm := notRunMark.FindStringSubmatch(mark); mm != nil {
+				b.notRun = mm[1]
+			}
+			if mm := runMark.FindStringSubmatch(mark); mm != nil {
+				b.run = mm[1]
+			}
+			if mm := expectMark.FindStringSubmatch(mark); mm != nil {
+				if b.expect == nil {
+					b.expect = map[string]string{}
+				}
+				b.expect[mm[2]] = mm[1]
+			}
 		}
 		var body []string
 		closed := false
@@ -109,15 +127,16 @@ func parseDocBlocks(file, text string) ([]docBlock, error) {
 		}
 		b.body = strings.Join(body, "\n") + "\n"
 		out = append(out, b)
-		prev = ""
+		marks = nil
 	}
 	return out, nil
 }
 
-// commandWords begin a line that is a command, not output.
+// commandWords begin a line that is a command, not output ("$" is a
+// shell prompt).
 var commandWords = map[string]bool{"go": true, "curl": true, "make": true, "bin/waitroom": true, "waitroom": true,
-	"kubectl": true, "docker": true, "redis-server": true, "java": true, "node": true, "k6": true, "npm": true,
-	"systemctl": true, "export": true}
+	"kubectl": true, "docker": true, "redis-server": true, "redis-cli": true, "java": true, "node": true, "k6": true,
+	"npm": true, "systemctl": true, "export": true, "openssl": true, "sudo": true, "$": true, "nginx": true}
 
 // classify says what the runner does with b: "config", "shell", "json",
 // "text", "skip", or an error naming why it cannot.
@@ -339,4 +358,27 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(filepath.Dir(docsBinary.path))
 	}
 	os.Exit(code)
+}
+
+// Marks stack on the lines before a fence; an expect mark names its path
+// for its block only, and a prompt or an admin tool is a command.
+func TestDocs_RunnerMarks(t *testing.T) {
+	doc := "<!-- run: serve -->\n<!-- expect: 404 /admin/api/rooms/concert/release (made-up id) -->\n```sh\ncurl x\n```\n\n" +
+		"```sh\ncurl y\n```\n\n```\n$ openssl rand -base64 32\n```\n\n```\nsudo systemctl restart waitroom\n```\n\n" +
+		"```\nredis-cli ping\n```\n\n<!-- expect: 404 /x (why) -->\nprose\n```sh\ncurl z\n```\n"
+	blocks, err := parseDocBlocks("t.md", doc)
+	if err != nil || len(blocks) != 6 {
+		t.Fatalf("blocks: %v %+v", err, blocks)
+	}
+	if blocks[0].run != "serve" || blocks[0].expect["/admin/api/rooms/concert/release"] != "404" {
+		t.Errorf("stacked marks: %+v", blocks[0])
+	}
+	if blocks[1].expect != nil || blocks[5].expect != nil {
+		t.Errorf("a mark reached a block it was not on: %+v %+v", blocks[1], blocks[5])
+	}
+	for _, b := range blocks[2:5] {
+		if _, err := classify(b); err == nil {
+			t.Errorf("%s: %q is not taken for a command", b, b.body)
+		}
+	}
 }
