@@ -89,13 +89,30 @@ func (f *generation) auth(w http.ResponseWriter, r *http.Request) {
 	f.gate.Forward(w, orig, d.Template, d.Room, d.Params, withPass)
 }
 
+// envoyHeadersToRemove is the header of an ext_authz HTTP service's OK
+// answer naming the headers Envoy removes from the original request
+// before the site gets it.
+const envoyHeadersToRemove = "X-Envoy-Auth-Headers-To-Remove"
+
 // allow is an auth request's yes: 200 with the headers the gate set on
-// the original request, for the proxy to copy on to the site.
+// the original request, for the proxy to copy on to the site. Envoy's
+// allowed_upstream_headers only replaces the headers the answer carries,
+// so a client's own Waitroom-Visitor, -Room or -Pass would reach the site
+// on a route without a room or a bypass: the answer names every one it
+// does not carry in envoyHeadersToRemove. (nginx sets each header from
+// the answer, empty or not, and Traefik's authResponseHeaders deletes the
+// request's before copying, so neither needs it; both ignore it.)
 func allow(w http.ResponseWriter, r *http.Request) {
+	var remove []string
 	for _, h := range []string{waitroom.VisitorHeader, waitroom.RoomHeader, proxy.PassHeader} {
 		if v := r.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
+		} else {
+			remove = append(remove, strings.ToLower(h))
 		}
+	}
+	if len(remove) > 0 {
+		w.Header().Set(envoyHeadersToRemove, strings.Join(remove, ", "))
 	}
 	w.WriteHeader(http.StatusOK)
 }

@@ -48,6 +48,17 @@ func TestDocs_IntegrationRecipes(t *testing.T) {
 	if strings.Contains(strings.ToLower(cookies), "pass") {
 		t.Errorf("traefik: the pass goes back to the client (%s)", cookies)
 	}
+	// A site that echoes the pass: a headers middleware on the site's
+	// router removes it from the answer (nginx: proxy_hide_header).
+	hides := false
+	for _, mw := range list(at(traefik, "http", "routers", "site", "middlewares")) {
+		if v, ok := at(traefik, "http", "middlewares", fmt.Sprint(mw), "headers", "customResponseHeaders", "Waitroom-Pass").(string); ok && v == "" {
+			hides = true
+		}
+	}
+	if !hides {
+		t.Errorf("traefik: no middleware on the site's router removes Waitroom-Pass from its answers")
+	}
 
 	envoy := readYAML(t, "docs", "integrations", "envoy", "envoy.yaml")
 	hcm := at(list(at(list(at(envoy, "static_resources", "listeners"))[0], "filter_chains"))[0], "filters")
@@ -81,6 +92,11 @@ func TestDocs_IntegrationRecipes(t *testing.T) {
 		t.Errorf("envoy: the pass goes back to the client (%v)", back)
 	}
 	routes := list(at(list(at(at(cfg, "route_config"), "virtual_hosts"))[0], "routes"))
+	for _, r := range routes {
+		if at(r, "route", "cluster") == "site" && !slices.Contains(list(at(r, "response_headers_to_remove")), any("waitroom-pass")) {
+			t.Errorf("envoy: the site's route %v does not remove Waitroom-Pass from its answers", at(r, "match"))
+		}
+	}
 	first := routes[0]
 	if at(first, "match", "prefix") != "/.waitroom/auth" || at(first, "direct_response", "status") != 404 {
 		t.Errorf("envoy: the first route does not keep /.waitroom/auth from clients: %v", first)

@@ -6,11 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -169,7 +171,7 @@ func proxyTo(target string) func(rw http.ResponseWriter, req *http.Request, modi
 	}
 }
 
-var pathPrefixRule = regexp.MustCompile("^PathPrefix\\(`([^`]*)`\\)$")
+var pathPrefixRule = regexp.MustCompile("^PathPrefix\\(`([^`]*)`\\)(?: && !PathPrefix\\(`([^`]*)`\\))?$")
 
 // newTraefik builds the stand-in from the shipped dynamic.yml: its routers
 // (PathPrefix rules, the longer rule first, as Traefik's default priority
@@ -193,15 +195,15 @@ func newTraefik(t *testing.T, svc services) http.Handler {
 		t.Fatal("traefik: the stand-in follows forward.go for the settings the shipped file had; it has more now")
 	}
 	type router struct {
-		prefix  string
-		handler http.Handler
+		prefix, not string
+		handler     http.Handler
 	}
 	var routers []router
 	routersCfg, _ := at(cfg, "http", "routers").(map[string]any)
 	for name, r := range routersCfg {
 		m := pathPrefixRule.FindStringSubmatch(fmt.Sprint(at(r, "rule")))
 		if m == nil {
-			t.Fatalf("traefik: router %s: the stand-in reads PathPrefix rules only, got %v", name, at(r, "rule"))
+			t.Fatalf("traefik: router %s: the stand-in reads PathPrefix rules (and one && !PathPrefix) only, got %v", name, at(r, "rule"))
 		}
 		service := fmt.Sprint(at(r, "service"))
 		servers := list(at(cfg, "http", "services", service, "loadBalancer", "servers"))
@@ -210,26 +212,79 @@ func newTraefik(t *testing.T, svc services) http.Handler {
 		}
 		next := proxyTo(svc.rewrite(fmt.Sprint(at(servers[0], "url"))))
 		var h http.Handler = http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) { next(rw, req, nil) })
-		switch mws := list(at(r, "middlewares")); {
-		case len(mws) == 1 && mws[0] == "waitroom":
-			auth := *mw
-			auth.next = next
-			h = &auth
-		case len(mws) != 0:
-			t.Fatalf("traefik: router %s: middlewares %v", name, mws)
+		mws := list(at(r, "middlewares"))
+		for i := len(mws) - 1; i >= 0; i-- { // the first listed is the outermost
+			mwName := fmt.Sprint(mws[i])
+			switch def := at(cfg, "http", "middlewares", mwName); {
+			case at(def, "forwardAuth") != nil:
+				if _, ok := h.(http.HandlerFunc); !ok {
+					t.Fatalf("traefik: router %s: forwardAuth must come right before the service", name)
+				}
+				auth := *mw
+				auth.next = next
+				h = &auth
+			case at(def, "headers") != nil:
+				// The headers middleware: a customResponseHeaders entry
+				// with an empty value removes that header from the answer.
+				var hide []string
+				for k, v := range at(def, "headers", "customResponseHeaders").(map[string]any) {
+					if v != "" {
+						t.Fatalf("traefik: middleware %s sets %s; the stand-in only removes", mwName, k)
+					}
+					hide = append(hide, k)
+				}
+				if len(hide) == 0 || len(def.(map[string]any)["headers"].(map[string]any)) != 1 {
+					t.Fatalf("traefik: middleware %s: the stand-in reads customResponseHeaders only: %v", mwName, def)
+				}
+				inner := h
+				h = http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+					inner.ServeHTTP(&hidingWriter{ResponseWriter: rw, hide: hide}, req)
+				})
+			default:
+				t.Fatalf("traefik: router %s: middleware %s is not one the stand-in follows: %v", name, mwName, def)
+			}
 		}
-		routers = append(routers, router{m[1], h})
+		routers = append(routers, router{m[1], m[2], h})
 	}
-	sort.Slice(routers, func(i, j int) bool { return len(routers[i].prefix) > len(routers[j].prefix) })
+	// Traefik's default priority is the rule's length: the longer first.
+	sort.Slice(routers, func(i, j int) bool {
+		return len(routers[i].prefix)+len(routers[i].not) > len(routers[j].prefix)+len(routers[j].not)
+	})
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		for _, r := range routers {
-			if strings.HasPrefix(req.URL.Path, r.prefix) {
+			if strings.HasPrefix(req.URL.Path, r.prefix) && (r.not == "" || !strings.HasPrefix(req.URL.Path, r.not)) {
 				r.handler.ServeHTTP(rw, req)
 				return
 			}
 		}
 		http.NotFound(rw, req)
 	})
+}
+
+// hidingWriter removes headers from an answer as it is written, as
+// Traefik's headers middleware does for an empty customResponseHeaders
+// value.
+type hidingWriter struct {
+	http.ResponseWriter
+	hide  []string
+	wrote bool
+}
+
+func (w *hidingWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		for _, h := range w.hide {
+			w.Header().Del(h)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *hidingWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // envoyExtAuthz follows Envoy's ext_authz HTTP service as documented
@@ -278,6 +333,14 @@ func (e *envoyExtAuthz) check(rw http.ResponseWriter, req *http.Request, next fu
 		rw.WriteHeader(res.StatusCode)
 		_, _ = rw.Write(body)
 		return
+	}
+	// x-envoy-auth-headers-to-remove: the headers the OK answer names are
+	// removed from the request to the site (pseudo headers and Host
+	// excepted).
+	for _, h := range strings.Split(res.Header.Get("X-Envoy-Auth-Headers-To-Remove"), ",") {
+		if h = strings.TrimSpace(h); h != "" && !strings.HasPrefix(h, ":") && !strings.EqualFold(h, "host") {
+			req.Header.Del(h)
+		}
 	}
 	for k, v := range res.Header {
 		if e.upstreamHeaders[strings.ToLower(k)] {
@@ -340,12 +403,34 @@ func newEnvoy(t *testing.T, svc services) http.Handler {
 	}
 	var routes []route
 	for _, r := range list(at(list(at(hcm, "route_config", "virtual_hosts"))[0], "routes")) {
-		target, ok := clusters[fmt.Sprint(at(r, "route", "cluster"))]
-		if !ok {
-			t.Fatalf("envoy: a route to cluster %v", at(r, "route", "cluster"))
+		var next func(http.ResponseWriter, *http.Request, func(*http.Response) error)
+		if st, ok := at(r, "direct_response", "status").(int); ok {
+			next = func(rw http.ResponseWriter, _ *http.Request, _ func(*http.Response) error) { rw.WriteHeader(st) }
+		} else {
+			target, ok := clusters[fmt.Sprint(at(r, "route", "cluster"))]
+			if !ok {
+				t.Fatalf("envoy: a route to cluster %v", at(r, "route", "cluster"))
+			}
+			next = proxyTo(target)
 		}
-		rt := route{prefix: fmt.Sprint(at(r, "match", "prefix")), next: proxyTo(target),
+		rt := route{prefix: fmt.Sprint(at(r, "match", "prefix")), next: next,
 			disabled: at(r, "typed_per_filter_config", "envoy.filters.http.ext_authz", "disabled") == true}
+		if hide := list(at(r, "response_headers_to_remove")); len(hide) > 0 {
+			// The route's response_headers_to_remove: gone from the site's
+			// answer before any filter adds to it.
+			inner := rt.next
+			rt.next = func(rw http.ResponseWriter, req *http.Request, modify func(*http.Response) error) {
+				inner(rw, req, func(res *http.Response) error {
+					for _, h := range hide {
+						res.Header.Del(fmt.Sprint(h))
+					}
+					if modify != nil {
+						return modify(res)
+					}
+					return nil
+				})
+			}
+		}
 		for _, h := range list(at(r, "request_headers_to_add")) {
 			rt.add = append(rt.add, [2]string{fmt.Sprint(at(h, "header", "key")), fmt.Sprint(at(h, "header", "value"))})
 		}
@@ -468,5 +553,66 @@ func checkStandInHolds(t *testing.T, up *upstreamLog, front string) {
 	}
 	if r := newVisitor(t, front).getJSON("/.waitroom/status?room=concert"); r.status != 200 || bytes.Contains([]byte(r.body), []byte("site:")) {
 		t.Errorf("the waiting page's poll: %d %.200s", r.status, r.body)
+	}
+}
+
+// The site hears Waitroom-* headers from waitroom only, and the pass it is
+// given never travels back: through both stand-ins, a client's own
+// Waitroom-Visitor, -Room and -Pass never reach the site (a route without
+// a room, a bypass, a room's route), and a site that echoes Waitroom-Pass
+// in its answer has it removed before the client.
+func TestStandIns_SiteHeadersHeld(t *testing.T) {
+	for _, proxy := range []string{"traefik", "envoy"} {
+		t.Run(proxy, func(t *testing.T) {
+			var mu sync.Mutex
+			heard := map[string][]string{} // path -> the Waitroom-* headers the site got
+			site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var got []string
+				for _, h := range []string{"Waitroom-Visitor", "Waitroom-Room", "Waitroom-Pass"} {
+					if v := r.Header.Get(h); v != "" {
+						got = append(got, h+"="+v)
+					}
+				}
+				mu.Lock()
+				heard[r.URL.Path] = got
+				mu.Unlock()
+				w.Header().Set("Waitroom-Pass", "echoed-by-the-site")
+				fmt.Fprintf(w, "site:%s", r.URL.Path)
+			}))
+			t.Cleanup(site.Close)
+			cfg := gwConfig(site.URL, "    max_active: 5") + "server: { trusted_proxies: [127.0.0.1/32] }\n"
+			_, base := startGateway(t, cfg)
+			svc := services{waitroom: base, site: site.URL}
+			var h http.Handler
+			if proxy == "traefik" {
+				h = newTraefik(t, svc)
+			} else {
+				h = newEnvoy(t, svc)
+			}
+			front := newHTTPServer(t, h)
+			v := newVisitor(t, front)
+			forged := []string{"Waitroom-Visitor", "forged", "Waitroom-Room", "festival", "Waitroom-Pass", "forged-pass"}
+			for _, path := range []string{"/about", "/static/a.css", "/events/1"} {
+				r := v.do(http.MethodGet, path, forged...)
+				if r.body != "site:"+path {
+					t.Fatalf("%s: %d %.200s", path, r.status, r.body)
+				}
+				if p := r.header.Get("Waitroom-Pass"); p != "" {
+					t.Errorf("%s: the site's Waitroom-Pass reached the client (%q)", path, p)
+				}
+				mu.Lock()
+				got := heard[path]
+				mu.Unlock()
+				for _, g := range got {
+					if strings.Contains(g, "forged") || g == "Waitroom-Room=festival" {
+						t.Errorf("%s: the site heard the client's own %s", path, g)
+					}
+				}
+				if path == "/events/1" && len(got) < 2 {
+					t.Errorf("%s: the admitted visitor's request came without waitroom's headers: %v", path, got)
+				}
+				t.Logf("%s: the site heard %v", path, got)
+			}
+		})
 	}
 }
