@@ -68,7 +68,10 @@ type App struct {
 	keys     waitroom.KeyPair
 
 	connLogged atomic.Int64 // unix nanoseconds of the last connRefused log line
-	access     *accessLog   // nil when log.access is off
+	// passLogged: of the last "signing an admission pass" log line; a
+	// client sending ever longer paths must not flood the log.
+	passLogged atomic.Int64
+	access     *accessLog // nil when log.access is off
 	// hooks send webhooks; hooksKey is the webhooks list they were made for.
 	hooks    *hooks
 	hooksKey string
@@ -385,14 +388,20 @@ func (a *App) Close() error {
 	return a.store.Close()
 }
 
+// onceAMinute reports whether a log line whose last time last holds may
+// be written at now (a minute or more since), recording now if so; of
+// concurrent callers, one wins.
+func onceAMinute(last *atomic.Int64, now time.Time) bool {
+	prev := last.Load()
+	return now.UnixNano()-prev >= int64(time.Minute) && last.CompareAndSwap(prev, now.UnixNano())
+}
+
 // connRefused counts a connection closed for server.max_conns_per_client
 // and says so in the log at most once a minute: a flood must not become a
 // flood of log lines.
 func (a *App) connRefused(network string) {
 	a.metrics.ConnRefused()
-	now := time.Now().UnixNano()
-	last := a.connLogged.Load()
-	if now-last < int64(time.Minute) || !a.connLogged.CompareAndSwap(last, now) {
+	if !onceAMinute(&a.connLogged, time.Now()) {
 		return
 	}
 	a.log.Warn("closing connections over server.max_conns_per_client (logged once a minute)", zap.String("network", network))

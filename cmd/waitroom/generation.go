@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,14 +32,17 @@ type generation struct {
 	gate      *waitroom.Gate
 	upstreams map[string]*proxy.Upstream
 	signer    *pass.Signer // nil without pass.key_files
-	router    *door.Router
-	endpoints *door.Endpoints
-	obs       waitroom.Observer // the app's metrics
+	// passLogged is the app's: the last time a pass could not be made
+	// was logged (at most once a minute, whatever the reloads).
+	passLogged *atomic.Int64
+	router     *door.Router
+	endpoints  *door.Endpoints
+	obs        waitroom.Observer // the app's metrics
 }
 
 // build makes the generation for settings s; a is the application it serves.
 func (a *App) build(s *Settings) (*generation, error) {
-	g := &generation{cfg: s, log: a.log, signer: s.signer, obs: a.metrics,
+	g := &generation{cfg: s, log: a.log, signer: s.signer, obs: a.metrics, passLogged: &a.passLogged,
 		router: &door.Router{Routes: s.router, Bypass: s.bypass}}
 	keys := s.keys
 	if len(keys) == 0 {
@@ -197,7 +201,11 @@ func (g *generation) pass(name string) func(r *http.Request, path string) string
 		}
 		tok, err := g.signer.For(p, time.Now())
 		if err != nil {
-			g.log.Warn("signing an admission pass", zap.String("room", a.Room), zap.Error(err))
+			// The usual cause is a path so long the pass would pass
+			// pass.MaxTokenSize; the request goes on without a pass.
+			if g.passLogged == nil || onceAMinute(g.passLogged, time.Now()) {
+				g.log.Warn("signing an admission pass (logged at most once a minute)", zap.String("room", a.Room), zap.Int("path_bytes", len(path)), zap.Error(err))
+			}
 			return ""
 		}
 		return tok

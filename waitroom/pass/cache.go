@@ -22,9 +22,18 @@ func (s *Signer) For(p Pass, now time.Time) (string, error) {
 	return tok, nil
 }
 
+// maxCachedPasses bounds the passes held. A pass names its request's
+// path, so one admitted client asking for a new path each time adds an
+// entry (up to MaxTokenSize bytes) per request: past the bound, For signs
+// without keeping the pass, so memory stays under maxCachedPasses ×
+// MaxTokenSize (40 MB; a usual pass is under 600 bytes) and only the
+// signing cost grows.
+const maxCachedPasses = 10_000
+
 // passCache holds the passes made in the last two TTLs in two generations
 // swapped every TTL, as waitroom's session cache does: a lookup reads both,
-// and memory holds at most the sessions seen in two TTLs, with no sweeping.
+// and memory holds at most the sessions seen in two TTLs, with no sweeping,
+// and never more than maxCachedPasses.
 type passCache struct {
 	ttl      time.Duration
 	mu       sync.RWMutex
@@ -64,7 +73,9 @@ func (c *passCache) put(p Pass, e cachedPass, now time.Time) {
 		c.old, c.cur = c.cur, make(map[Pass]cachedPass, len(c.cur))
 		c.rotated = now
 	}
-	c.cur[p] = e
+	if _, ok := c.cur[p]; ok || len(c.cur)+len(c.old) < maxCachedPasses {
+		c.cur[p] = e
+	}
 	c.mu.Unlock()
 }
 

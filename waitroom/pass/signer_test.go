@@ -132,6 +132,39 @@ func TestPassCache_Bounded(t *testing.T) {
 	}
 }
 
+// One admitted client asking for a new path on every request fills the
+// cache to its bound and no further; passes past the bound are still made
+// and valid, and the paths cached before are still reused.
+func TestPassCache_CappedByPaths(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, time.Now())
+	v := goVerifier(t, f.signer, f.now)
+	first := f.pass
+	first.Path = "/events/7/p0"
+	tok0, err := f.signer.For(first, f.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const requests = maxCachedPasses + 2_000
+	var last string
+	for i := 1; i < requests; i++ {
+		p := f.pass
+		p.Path = fmt.Sprintf("/events/7/p%d", i)
+		if last, err = f.signer.For(p, f.now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.signer.cache.len(); n != maxCachedPasses {
+		t.Fatalf("after %d paths of one visitor the cache holds %d passes, want the bound %d", requests, n, maxCachedPasses)
+	}
+	if _, err := v.Verify(context.Background(), last, f.pass.Room); err != nil {
+		t.Fatalf("a pass made past the bound: %v", err)
+	}
+	if tok, _ := f.signer.For(first, f.now); tok != tok0 {
+		t.Fatal("a pass cached before the bound was not reused")
+	}
+}
+
 func TestSigner_ForConcurrent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, time.Now())
