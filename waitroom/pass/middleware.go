@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 )
 
 // MiddlewareOptions tune Middleware.
@@ -17,9 +18,10 @@ type MiddlewareOptions struct {
 	// An empty answer refuses the request (ErrRoom): a request the site
 	// cannot place in a room is no request a pass vouches for.
 	RoomOf func(r *http.Request) string
-	// PathOf is the path the pass must name. Default r.URL.EscapedPath(),
-	// the path as the site received it; a site behind a proxy that rewrites
-	// paths gives the path the gateway saw. Return "" to check no path.
+	// PathOf is the path the pass must name. Default RequestPath(r), the
+	// path as the site received it on the request line; a site behind a
+	// proxy that rewrites paths gives the path the gateway saw. Return ""
+	// to check no path.
 	PathOf func(r *http.Request) string
 	// Header carries the pass. Default HeaderName ("Waitroom-Pass").
 	Header string
@@ -47,7 +49,7 @@ func Middleware(v *Verifier, o MiddlewareOptions) func(http.Handler) http.Handle
 				o.Refused(w, r, ErrMissing)
 				return
 			}
-			want := Expect{Room: o.Room, Path: r.URL.EscapedPath()}
+			want := Expect{Room: o.Room, Path: RequestPath(r)}
 			if o.PathOf != nil {
 				want.Path = o.PathOf(r)
 			}
@@ -88,4 +90,18 @@ func NewContext(ctx context.Context, c Claims) context.Context {
 func FromContext(ctx context.Context) (Claims, bool) {
 	c, ok := ctx.Value(ctxKey{}).(Claims)
 	return c, ok
+}
+
+// RequestPath is the path of r's request line as the client sent it,
+// without the query: what a pass names, as the gateway names the path the
+// site receives (in auth mode, the proxy forwards the request line as
+// it came; Java's getRequestURI and Node's req.url read the same). It is
+// not r.URL.EscapedPath, which spells characters such as "{" or "|" as
+// %7B and %7C when the request line has them bare. A request line not in
+// origin form (an absolute URI) gives r.URL.EscapedPath().
+func RequestPath(r *http.Request) string {
+	if p, _, _ := strings.Cut(r.RequestURI, "?"); strings.HasPrefix(p, "/") {
+		return p
+	}
+	return r.URL.EscapedPath()
 }

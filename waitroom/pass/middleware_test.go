@@ -144,3 +144,34 @@ func TestMiddleware_RoomOfRequest(t *testing.T) {
 		t.Errorf("PathOf: %d", w.Code)
 	}
 }
+
+// The path a pass names is the request line's, as the site received it:
+// in auth mode the gateway names the raw path ("{" bare), in proxy mode the
+// one it sent (escaped); the middleware takes each on its own request line
+// and refuses it on the other spelling.
+func TestMiddleware_RawRequestPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, time.Now())
+	v := goVerifier(t, f.signer, f.now)
+	site := Middleware(v, MiddlewareOptions{Room: testRoom})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	raw, escaped := "/events/{7}/check|out", "/events/%7B7%7D/check%7Cout"
+	for _, tc := range []struct {
+		claim, line string
+		status      int
+	}{
+		{raw, raw + "?seat=1", 200},
+		{escaped, escaped, 200},
+		{raw, escaped, 403},
+		{escaped, raw, 403},
+	} {
+		p := f.pass
+		p.Path = tc.claim
+		r := httptest.NewRequest(http.MethodPost, tc.line, nil)
+		r.Header.Set(HeaderName, sign(t, f.signer, p, f.now))
+		w := httptest.NewRecorder()
+		site.ServeHTTP(w, r)
+		if w.Code != tc.status {
+			t.Errorf("a pass for %s on the request line %s: %d, want %d (EscapedPath %s)", tc.claim, tc.line, w.Code, tc.status, r.URL.EscapedPath())
+		}
+	}
+}
