@@ -180,6 +180,15 @@ func TestRelease_WithPass(t *testing.T) {
 	if err != nil || st.Released != 1 {
 		t.Fatalf("stats after one release: %+v %v", st, err)
 	}
+	// A's cookie was never expired (the release's answer went to the
+	// site), yet it admits nothing now: A queues behind B and C.
+	before := len(site.passes)
+	if r := a.getJSON("/events/3"); strings.HasPrefix(r.body, "site:") || r.state() != "waiting" {
+		t.Fatalf("A after its release, with its old cookie: %d %.200s", r.status, r.body)
+	}
+	if len(site.passes) != before {
+		t.Fatal("A's request after its release reached the site")
+	}
 }
 
 // flip changes the first letter of a base64url segment.
