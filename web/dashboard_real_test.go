@@ -81,8 +81,8 @@ func realRooms(t *testing.T) (*waitroom.Rooms, waitroom.Store) {
 }
 
 // An admin API without a token (the demo's, a loopback listener's) opens
-// the dashboard with no sign-in form: the page asks the API once without
-// a token first.
+// the dashboard with no sign-in form and no sign-out button: the page asks
+// the API once without a token first.
 func TestDashboard_NoTokenNoSignIn(t *testing.T) {
 	chromium := browsertest.Chromium(t)
 	rooms, _ := realRooms(t)
@@ -93,6 +93,9 @@ func TestDashboard_NoTokenNoSignIn(t *testing.T) {
 	run(t, ctx, chromedp.Navigate(srv.URL+"/admin/"))
 	waitJS(t, ctx, `document.querySelector('article.room')?.dataset.room === 'concert' && document.getElementById('signin').hidden`,
 		"the room card with no sign-in")
+	// Nothing to sign out of either.
+	waitJS(t, ctx, `document.getElementById('signout').hidden && !document.getElementById('live').hidden`,
+		"no sign-out button without a token")
 	problems.check(t)
 }
 

@@ -71,6 +71,7 @@ type App struct {
 	// passLogged: of the last "signing an admission pass" log line; a
 	// client sending ever longer paths must not flood the log.
 	passLogged atomic.Int64
+	demo       bool       // the demo's App: its random keys are no operator's mistake
 	access     *accessLog // nil when log.access is off
 	// hooks send webhooks; hooksKey is the webhooks list they were made for.
 	hooks    *hooks
@@ -80,7 +81,7 @@ type App struct {
 // NewApp wires loaded settings into a gateway and opens its listeners, so
 // their addresses are known before Run.
 func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
-	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown, lameDuck: newLameDuck(cfg.server.delay)}
+	a = &App{log: log, metrics: metrics.New(), shutdown: cfg.server.shutdown, lameDuck: newLameDuck(cfg.server.delay), demo: cfg.demo}
 	a.metrics.BuildInfo(buildVersion())
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
@@ -160,7 +161,10 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
-	if cfg.Admin.Token == "" {
+	switch {
+	case cfg.Admin.Token == "" && cfg.demo:
+		log.Info("the demo's dashboard and admin API need no token: they listen on this machine only", zap.String("listen", cfg.Admin.Listen))
+	case cfg.Admin.Token == "":
 		// Allowed on loopback only, and still open to every local process
 		// and to any request the site can be made to send here (SSRF).
 		log.Warn("the admin API has no token: anything on this machine, or a request the site is tricked into sending (SSRF), can pause, open, admit and release rooms; set admin.token or admin.token_file",
@@ -200,9 +204,13 @@ func openStore(c StoreConfig, log *zap.Logger) (waitroom.Store, error) {
 // per process, so a reload does not void every ticket.
 func (a *App) randomKeys() waitroom.KeyPair {
 	a.keysOnce.Do(func() {
-		a.log.Warn("cookie.hash_keys and cookie.block_keys are empty: using random keys; " +
-			"every visitor loses their place when waitroom restarts. Set keys for production " +
-			"(openssl rand -base64 32)")
+		if a.demo {
+			a.log.Info("the demo's tickets last as long as it runs (random keys)")
+		} else {
+			a.log.Warn("cookie.hash_keys and cookie.block_keys are empty: using random keys; " +
+				"every visitor loses their place when waitroom restarts. Set keys for production " +
+				"(openssl rand -base64 32)")
+		}
 		a.keys = waitroom.GenerateKeyPair()
 	})
 	return a.keys

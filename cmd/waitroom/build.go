@@ -48,6 +48,10 @@ type Settings struct {
 	bypass     *proxy.Bypass
 	router     *proxy.Router
 	upstreams  map[string]proxy.UpstreamSettings
+	// demo: the demo's own configuration, on loopback with no admin token
+	// and random ticket keys on purpose; what would be a WARN for an
+	// operator is said once, at info level.
+	demo bool
 }
 
 // serverSettings is the server section, built.

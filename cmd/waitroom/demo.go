@@ -90,6 +90,7 @@ func startDemo(listen, adminListen string, log *zap.Logger) (*demo, error) {
 		_ = shop.Close()
 		return nil, err
 	}
+	cfg.demo = true
 	app, err := NewApp(cfg, log)
 	if err != nil {
 		_ = shop.Close()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // The demo must start and show a newcomer the waiting room when the
@@ -169,5 +171,37 @@ func TestServeHelp_IsServes(t *testing.T) {
 	out.Reset()
 	if code := run(context.Background(), []string{"--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "waitroom check") {
 		t.Fatalf("--help: exit %d\n%s", code, out.String())
+	}
+}
+
+// The demo's first screen has no warnings: its tokenless admin listener
+// (loopback on purpose) and its random ticket keys are said at info level;
+// serve still warns (TestAdmin_LoopbackWithoutTokenWarns).
+func TestDemo_StartsWithoutWarnings(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	d, err := startDemo("127.0.0.1:0", "127.0.0.1:0", zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.app.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	if r := newVisitor(t, "http://"+d.app.Addr().String()).get("/"); !strings.Contains(r.body, "demo shop") {
+		t.Fatalf("the demo's first visitor: %d", r.status)
+	}
+	for _, e := range logs.All() {
+		if e.Level >= zapcore.WarnLevel {
+			t.Errorf("the demo logged at %s: %s", e.Level, e.Message)
+		}
+	}
+	if logs.FilterMessageSnippet("need no token").Len() != 1 {
+		t.Errorf("the demo does not say its admin needs no token: %v", logs.All())
 	}
 }

@@ -341,7 +341,9 @@
   function start() {
     $('signin').hidden = true;
     $('newroom').hidden = false;
-    $('signout').hidden = $('live').hidden = false;
+    $('live').hidden = false;
+    // Nothing to sign out of on an API that needs no token (the demo).
+    $('signout').hidden = !token();
     live();
     roomsPoll.start(); // its first answer makes the cards, which kicks historyPoll
     historyPoll.start();
