@@ -99,6 +99,21 @@ func blockOf(network netip.Prefix) netip.Prefix {
 // network is the request's client network; invalid when the address is
 // unknown (a Unix socket, say).
 func (g *Gate) network(r *http.Request) netip.Prefix {
+	return g.networkAt(r, true)
+}
+
+// unsharedNetwork is the request's client network as if no range were
+// shared (its /24 or /56): the unit of the limits that shared_networks
+// must not widen (preflight_limit, create_limit), whose only ceiling is
+// the network's own, and the network a challenge is bound to, since a
+// carrier's NAT may give each connection of one phone another address.
+func (g *Gate) unsharedNetwork(r *http.Request) netip.Prefix {
+	return g.networkAt(r, false)
+}
+
+// networkAt is the request's client network, the Shared ranges' unit
+// inside them when shared.
+func (g *Gate) networkAt(r *http.Request, shared bool) netip.Prefix {
 	var a netip.Addr
 	if sc := ScopeOf(r.Context()); sc != nil && sc.Client.IsValid() {
 		a = sc.Client // as the front door believed it
@@ -109,7 +124,11 @@ func (g *Gate) network(r *http.Request) netip.Prefix {
 	if !a.IsValid() {
 		return netip.Prefix{}
 	}
-	p, err := a.WithZone("").Prefix(g.networks.bits(a.WithZone("")))
+	n := g.networks
+	if !shared {
+		n.Shared = nil
+	}
+	p, err := a.WithZone("").Prefix(n.bits(a.WithZone("")))
 	if err != nil {
 		return netip.Prefix{}
 	}
