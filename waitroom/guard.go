@@ -79,6 +79,15 @@ const ChallengeJoinFactor = 2
 // the per-network guard: with an unlimited JoinLimit every ticket counts.
 const PendingPerNetwork = 5
 
+// PendingPerClient bounds a client's (Visitor.Client: an address, an IPv6
+// /64) share of its network's PendingPerNetwork the same way, so one
+// address of a NAT asking for tickets or challenges as fast as it can
+// leaves its neighbours numbers. A network that is one client (inside
+// server.shared_networks) meets only its own allowance. The block around
+// a network has BlockFactor times PendingPerNetwork, so a flood spread
+// over a block's networks inflates positions by no more than that.
+const PendingPerClient = 2
+
 // blockOf is the block around network; invalid when network is unknown
 // or already as wide as a block.
 func blockOf(network netip.Prefix) netip.Prefix {
