@@ -80,9 +80,11 @@ const ChallengeJoinFactor = 2
 const PendingPerNetwork = 5
 
 // PendingPerClient bounds a client's (Visitor.Client: an address, an IPv6
-// /64) share of its network's PendingPerNetwork the same way, so one
-// address of a NAT asking for tickets or challenges as fast as it can
-// leaves its neighbours numbers. A network that is one client (inside
+// /64) share of its network's PendingPerNetwork challenges the same way,
+// so one address of a NAT asking for challenges as fast as it can (which
+// costs no work) leaves its neighbours numbered challenges. Tickets of a
+// plain room are not bounded per client: a loose one is placed a page
+// refresh later, and a PC-bang behind one address keeps its 5. A network that is one client (inside
 // server.shared_networks) meets only its own allowance. The block around
 // a network has BlockFactor times PendingPerNetwork, so a flood spread
 // over a block's networks inflates positions by no more than that.

@@ -29,7 +29,7 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 		_, _, d.Recent = r.charge(now, lim, v, 1, true)
 		return d
 	}
-	if r.loose(now, lim, v) {
+	if r.loose(now, lim, v, false) {
 		r.win.use(ticket) // counted by nobody
 		return waitroom.Decision{State: waitroom.StateWaiting, Joined: true, Recent: recent}
 	}
@@ -46,7 +46,8 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 // network's, so a flood spread over a block's networks adds up to no
 // more). Past any of them nothing is spent and the ticket or the
 // challenge's number is loose: nobody counts it. As decide.lua's loose.
-func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) bool {
+// The client's bound is for challenges only (perClient), as there.
+func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor, perClient bool) bool {
 	if v.Network == "" || lim.JoinLimit.IsUnlimited() {
 		return false
 	}
@@ -56,7 +57,7 @@ func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) boo
 		limit waitroom.Rate
 	}
 	all := []allowance{{"pending\x01" + v.Network, waitroom.Rate{N: waitroom.PendingPerNetwork, Per: per}}}
-	if v.Client != "" && v.Client != v.Network {
+	if perClient && v.Client != "" && v.Client != v.Network {
 		all = append(all, allowance{"pendingc\x01" + v.Client, waitroom.Rate{N: waitroom.PendingPerClient, Per: per}})
 	}
 	if v.Block != "" {
@@ -87,7 +88,7 @@ func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wa
 		r.totals.Limited++
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
 	}
-	if r.loose(now, lim, v) {
+	if r.loose(now, lim, v, true) {
 		return waitroom.Decision{Recent: recent} // no number: solved, it places at the back
 	}
 	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}

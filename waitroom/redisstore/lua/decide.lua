@@ -362,14 +362,17 @@ end
 -- network's all) and its block's (BlockFactor times the network's, so a
 -- flood spread over a block's networks adds up to no more). Past any of
 -- them nothing is spent and the ticket (or the challenge's number) is
--- loose: nobody counts it.
-local function loose()
+-- loose: nobody counts it. The client's bound is for challenges only
+-- (perClient): a loose challenge goes to the back after its work, while a
+-- loose ticket is placed a page refresh later, and a household or PC-bang
+-- behind one address keeps its network's whole allowance of tickets.
+local function loose(perClient)
   if K_PENDING == K_META then
     return false
   end
   local n = tonumber(ARGV[V + 13])
   local allowances = {{K_PENDING, n}}
-  if K_PCLIENT ~= K_META then
+  if perClient and K_PCLIENT ~= K_META then
     allowances[#allowances + 1] = {K_PCLIENT, tonumber(ARGV[V + 16])}
   end
   if K_PBLOCK ~= K_META then
@@ -386,7 +389,7 @@ local function loose()
   return false
 end
 if JOIN == J_NUMBER then
-  if loose() then
+  if loose(true) then
     return reply(S_NONE, 0, 0, 0, 0, 0, R_NONE, 0, recent)
   end
   return reply(S_NONE, nextNumber(L), 0, 0, 0, 0, R_NONE, 0, recent)
@@ -399,7 +402,7 @@ if inside then
   inside[9] = after
   return inside
 end
-if loose() then
+if loose(false) then
   use(ticket, pbase, L)
   return reply(S_WAITING, 0, 0, 0, 0, F_JOINED, R_NONE, 0, recent)
 end
