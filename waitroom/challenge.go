@@ -67,7 +67,10 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 	}
 	room := vt.lr.room()
 	bits := room.Challenge.Bits(challenge.Load{Recent: int(min(d.Recent, 1<<30)), Pressure: vt.lr.pressure()})
-	prefix := g.challenges.Issue(challenge.Challenge{Room: name, Network: vt.network.String(), Number: d.Ticket, Bits: bits,
+	// Bound to the unshared network (the /24 or /56 even inside
+	// shared_networks): a carrier's NAT may give each connection of one
+	// phone another address, and the solution must still be its own.
+	prefix := g.challenges.Issue(challenge.Challenge{Room: name, Network: g.unsharedNetwork(r).String(), Number: d.Ticket, Bits: bits,
 		Issued: now, Expires: now.Add(room.Challenge.TTL)})
 	vt.challenge = &ChallengeAnswer{Prefix: prefix, Bits: bits}
 	obs.Challenge(vt.lr.label(), "issued")
@@ -78,7 +81,7 @@ func (g *Gate) challenged(w http.ResponseWriter, r *http.Request, vt visit, lim 
 // number the challenge carried. placed is false when the challenge buys
 // nothing (the metric says why); the caller then issues a fresh one.
 func (g *Gate) solved(w http.ResponseWriter, r *http.Request, vt *visit, h string, lim Limits, now time.Time) (bool, error) {
-	c, err := g.challenges.Check(h, vt.lr.name, vt.network.String(), now)
+	c, err := g.challenges.Check(h, vt.lr.name, g.unsharedNetwork(r).String(), now)
 	if err == nil {
 		v := vt.v
 		v.Ticket, v.Placed, v.Issued, v.Until = c.Number, false, c.Issued, time.Time{}

@@ -40,7 +40,9 @@ func (g *Gate) create(r *http.Request, template, name string, params []Param, jo
 	if !counted && err == nil && !t.CreateLimit.IsUnlimited() {
 		// A store that fails says nothing about this network; the visit
 		// meets store.on_error at the decision, as anywhere else.
-		network := g.network(r)
+		// The unshared network, as for preflight_limit: no block
+		// ceiling caps create_limit, so shared_networks must not widen it.
+		network := g.unsharedNetwork(r)
 		wait, err := g.rooms.store.Allow(ctx, template, "create", networkKey(network), t.CreateLimit)
 		if err == nil && wait > 0 {
 			g.rooms.obs.JoinRefused(template, "create")

@@ -79,6 +79,17 @@ const ChallengeJoinFactor = 2
 // the per-network guard: with an unlimited JoinLimit every ticket counts.
 const PendingPerNetwork = 5
 
+// PendingPerClient bounds a client's (Visitor.Client: an address, an IPv6
+// /64) share of its network's PendingPerNetwork challenges the same way,
+// so one address of a NAT asking for challenges as fast as it can (which
+// costs no work) leaves its neighbours numbered challenges. Tickets of a
+// plain room are not bounded per client: a loose one is placed a page
+// refresh later, and a PC-bang behind one address keeps its 5. A network that is one client (inside
+// server.shared_networks) meets only its own allowance. The block around
+// a network has BlockFactor times PendingPerNetwork, so a flood spread
+// over a block's networks inflates positions by no more than that.
+const PendingPerClient = 2
+
 // blockOf is the block around network; invalid when network is unknown
 // or already as wide as a block.
 func blockOf(network netip.Prefix) netip.Prefix {
@@ -99,6 +110,21 @@ func blockOf(network netip.Prefix) netip.Prefix {
 // network is the request's client network; invalid when the address is
 // unknown (a Unix socket, say).
 func (g *Gate) network(r *http.Request) netip.Prefix {
+	return g.networkAt(r, true)
+}
+
+// unsharedNetwork is the request's client network as if no range were
+// shared (its /24 or /56): the unit of the limits that shared_networks
+// must not widen (preflight_limit, create_limit), whose only ceiling is
+// the network's own, and the network a challenge is bound to, since a
+// carrier's NAT may give each connection of one phone another address.
+func (g *Gate) unsharedNetwork(r *http.Request) netip.Prefix {
+	return g.networkAt(r, false)
+}
+
+// networkAt is the request's client network, the Shared ranges' unit
+// inside them when shared.
+func (g *Gate) networkAt(r *http.Request, shared bool) netip.Prefix {
 	var a netip.Addr
 	if sc := ScopeOf(r.Context()); sc != nil && sc.Client.IsValid() {
 		a = sc.Client // as the front door believed it
@@ -109,7 +135,11 @@ func (g *Gate) network(r *http.Request) netip.Prefix {
 	if !a.IsValid() {
 		return netip.Prefix{}
 	}
-	p, err := a.WithZone("").Prefix(g.networks.bits(a.WithZone("")))
+	n := g.networks
+	if !shared {
+		n.Shared = nil
+	}
+	p, err := a.WithZone("").Prefix(n.bits(a.WithZone("")))
 	if err != nil {
 		return netip.Prefix{}
 	}

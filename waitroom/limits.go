@@ -30,8 +30,11 @@ type Limits struct {
 	// place left. JoinLimit.N at once, then one per JoinLimit.Per/JoinLimit.N
 	// (a GCRA, a token bucket of N refilled evenly over Per;
 	// ChallengeJoinFactor times N at once for a solved challenge's place).
-	// The networks of one block (Visitor.Block) share BlockFactor times
-	// that, counted in the same call. The zero Rate is unlimited.
+	// So what holds is a pace, not a count per Per: a network takes at most
+	// 2N-1 places in any span shorter than Per (N at once, N-1 refills),
+	// (ChallengeJoinFactor+1)N-1 with a challenge. The networks of one
+	// block (Visitor.Block) share BlockFactor times that, counted in the
+	// same call. The zero Rate is unlimited.
 	JoinLimit Rate
 	// MaxWaiting bounds the line: past it newcomers are refused
 	// (RefusedFull). 0 is unbounded.

@@ -67,7 +67,9 @@ func (g *Gate) preflightWait(r *http.Request, lr *liveRoom) (time.Duration, erro
 	if limit.IsUnlimited() {
 		return 0, nil
 	}
-	wait, err := g.rooms.store.Allow(r.Context(), lr.name, "preflight", networkKey(g.network(r)), limit)
+	// Keyed on the unshared network: shared_networks widens join_limit,
+	// which a block ceiling caps, not this, which has no other ceiling.
+	wait, err := g.rooms.store.Allow(r.Context(), lr.name, "preflight", networkKey(g.unsharedNetwork(r)), limit)
 	if err != nil {
 		g.rooms.health.failed(err)
 		if g.rooms.outageOpen() {

@@ -29,7 +29,7 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 		_, _, d.Recent = r.charge(now, lim, v, 1, true)
 		return d
 	}
-	if r.loose(now, lim, v) {
+	if r.loose(now, lim, v, false) {
 		r.win.use(ticket) // counted by nobody
 		return waitroom.Decision{State: waitroom.StateWaiting, Joined: true, Recent: recent}
 	}
@@ -39,16 +39,40 @@ func (r *room) issue(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wai
 	return waitroom.Decision{State: waitroom.StateWaiting, Ticket: ticket, Position: n, Line: n, Joined: true, Recent: recent}
 }
 
-// loose spends a unit of v's network's pending allowance
-// (waitroom.PendingPerNetwork a placement window); past it, the ticket or
-// the challenge's number is loose: nobody counts it.
-func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor) bool {
+// loose spends a unit of each pending allowance v meets, a placement
+// window each: its network's (waitroom.PendingPerNetwork), its client's
+// inside it (waitroom.PendingPerClient, so one address of a NAT cannot
+// take the network's all) and its block's (BlockFactor times the
+// network's, so a flood spread over a block's networks adds up to no
+// more). Past any of them nothing is spent and the ticket or the
+// challenge's number is loose: nobody counts it. As decide.lua's loose.
+// The client's bound is for challenges only (perClient), as there.
+func (r *room) loose(now time.Time, lim waitroom.Limits, v waitroom.Visitor, perClient bool) bool {
 	if v.Network == "" || lim.JoinLimit.IsUnlimited() {
 		return false
 	}
-	pending := waitroom.Rate{N: waitroom.PendingPerNetwork, Per: lim.PlacementWindow()}
-	ok, _, _ := r.spend(now, "pending\x01"+v.Network, pending, true)
-	return !ok
+	per := lim.PlacementWindow()
+	type allowance struct {
+		key   string
+		limit waitroom.Rate
+	}
+	all := []allowance{{"pending\x01" + v.Network, waitroom.Rate{N: waitroom.PendingPerNetwork, Per: per}}}
+	if perClient && v.Client != "" && v.Client != v.Network {
+		all = append(all, allowance{"pendingc\x01" + v.Client, waitroom.Rate{N: waitroom.PendingPerClient, Per: per}})
+	}
+	if v.Block != "" {
+		all = append(all, allowance{"pendingb\x01" + v.Block, waitroom.Rate{N: waitroom.PendingPerNetwork * waitroom.BlockFactor, Per: per}})
+	}
+	for _, a := range all {
+		every := a.limit.Per / time.Duration(a.limit.N)
+		if r.quotaAt(a.key, now).Sub(now) > every*time.Duration(a.limit.N-1) {
+			return true
+		}
+	}
+	for _, a := range all {
+		r.spend(now, a.key, a.limit, false)
+	}
+	return false
 }
 
 // number takes a number for a challenge (waitroom.JoinNumber), refused
@@ -64,7 +88,7 @@ func (r *room) number(now time.Time, lim waitroom.Limits, v waitroom.Visitor) wa
 		r.totals.Limited++
 		return waitroom.Decision{Refusal: waitroom.RefusedQuota, RetryAfter: retry, Recent: recent}
 	}
-	if r.loose(now, lim, v) {
+	if r.loose(now, lim, v, true) {
 		return waitroom.Decision{Recent: recent} // no number: solved, it places at the back
 	}
 	return waitroom.Decision{Ticket: r.next(lim), Recent: recent}

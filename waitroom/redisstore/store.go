@@ -81,12 +81,12 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
-		v.Client)
+		v.Client, int64(waitroom.PendingPerClient))
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
-// the challenge's spent mark, the block's quota and the network's pending
-// allowance, keys of their own in the room's hash slot. K_META stands in
+// the challenge's spent mark, the block's quota and the pending
+// allowances of the network, the client and the block, keys of their own in the room's hash slot. K_META stands in
 // for any of them when the call cannot touch it, so the common calls (a
 // placed ticket's poll) build no key: the quotas are for a call that may
 // take a number or a place.
@@ -101,17 +101,24 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 			block = tag + "b:" + v.Block
 		}
 	}
+	pclient, pblock := keys[0], keys[0]
 	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
 		pending = tag + "p:" + v.Network
+		if v.Client != "" && v.Client != v.Network {
+			pclient = tag + "pc:" + v.Client
+		}
+		if v.Block != "" {
+			pblock = tag + "pb:" + v.Block
+		}
 	}
 	if v.Challenge != "" {
 		spent = tag + "c:" + v.Challenge
 	}
-	return append(keys[:len(keys):len(keys)], quota, spent, block, pending)
+	return append(keys[:len(keys):len(keys)], quota, spent, block, pending, pclient, pblock)
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 15
+const decideArgs = 16
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {

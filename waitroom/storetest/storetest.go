@@ -90,6 +90,7 @@ var cases = []testCase{
 	{"JoinCeiling", many, testJoinCeiling},
 	{"BlockCeiling", many, testBlockCeiling},
 	{"FloodTakesNothing", many, testFloodTakesNothing},
+	{"PendingBounds", many, testPendingBounds},
 	{"ChallengeLifetime", many, testChallengeLifetime},
 	{"UseRoomCap", many, testUseRoomCap},
 	{"UseRoomIdle", many, testUseRoomIdle},

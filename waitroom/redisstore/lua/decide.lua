@@ -9,11 +9,13 @@
 -- multiple (waitroom.BlockFactor), the tickets per network the places
 -- behind count while they are pending (waitroom.PendingPerNetwork), and
 -- loose ('1' for a ticket handed out without a number, which takes its
--- place at the back when it comes back), and its client's key ('' for
--- none).
+-- place at the back when it comes back), its client's key ('' for
+-- none), and the tickets per client inside its network the places behind
+-- count while they are pending (waitroom.PendingPerClient).
 -- KEYS: the room's (prelude.lua), then the network's quota key, the
--- challenge's spent key, the block's quota key and the network's pending
--- allowance, each K_META when there is none.
+-- challenge's spent key, the block's quota key, the network's pending
+-- allowance, the client's and the block's, each K_META when there is
+-- none.
 -- Reply: {state (S_), ticket, position, line length, session end in
 -- microseconds, flags (F_, added up), refusal (R_), retry after in
 -- microseconds, the network's recent tickets}, and for a placed ticket
@@ -31,7 +33,7 @@
 local V = LIMIT_ARGS
 local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
 local PLACED = ARGV[V + 5] == '1'
-local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING = KEYS[13], KEYS[14], KEYS[15], KEYS[16]
+local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
@@ -354,13 +356,40 @@ if not ok then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
 end
--- loose spends a unit of the network's pending allowance; past it the
--- ticket (or the challenge's number) is loose: nobody counts it.
-local function loose()
-  return K_PENDING ~= K_META and not gcra(K_PENDING, now, tonumber(ARGV[V + 13]), L.placeWithin, true)
+-- loose spends a unit of each pending allowance the ticket meets: its
+-- network's (PendingPerNetwork a placement window), its client's inside
+-- it (PendingPerClient, so one address of a NAT cannot take the
+-- network's all) and its block's (BlockFactor times the network's, so a
+-- flood spread over a block's networks adds up to no more). Past any of
+-- them nothing is spent and the ticket (or the challenge's number) is
+-- loose: nobody counts it. The client's bound is for challenges only
+-- (perClient): a loose challenge goes to the back after its work, while a
+-- loose ticket is placed a page refresh later, and a household or PC-bang
+-- behind one address keeps its network's whole allowance of tickets.
+local function loose(perClient)
+  if K_PENDING == K_META then
+    return false
+  end
+  local n = tonumber(ARGV[V + 13])
+  local allowances = {{K_PENDING, n}}
+  if perClient and K_PCLIENT ~= K_META then
+    allowances[#allowances + 1] = {K_PCLIENT, tonumber(ARGV[V + 16])}
+  end
+  if K_PBLOCK ~= K_META then
+    allowances[#allowances + 1] = {K_PBLOCK, n * tonumber(ARGV[V + 12])}
+  end
+  for _, a in ipairs(allowances) do
+    if quotaAt(a[1], now) - now > (L.placeWithin / a[2]) * (a[2] - 1) then
+      return true
+    end
+  end
+  for _, a in ipairs(allowances) do
+    gcra(a[1], now, a[2], L.placeWithin, false)
+  end
+  return false
 end
 if JOIN == J_NUMBER then
-  if loose() then
+  if loose(true) then
     return reply(S_NONE, 0, 0, 0, 0, 0, R_NONE, 0, recent)
   end
   return reply(S_NONE, nextNumber(L), 0, 0, 0, 0, R_NONE, 0, recent)
@@ -373,7 +402,7 @@ if inside then
   inside[9] = after
   return inside
 end
-if loose() then
+if loose(false) then
   use(ticket, pbase, L)
   return reply(S_WAITING, 0, 0, 0, 0, F_JOINED, R_NONE, 0, recent)
 end
