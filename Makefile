@@ -5,8 +5,12 @@ FUZZTIME ?= 5s
 BENCHRUNS ?= 5
 BENCHTIME ?= 1s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# go.mod's toolchain line names the Go release with the standard library's
+# security fixes (govulncheck checks it); auto lets go fetch it through the
+# module proxy where the installed go is older, whatever go env says.
+export GOTOOLCHAIN ?= auto
 
-.PHONY: help build demo deps lint test test-race test-redis fuzz bench bench-all docker clean
+.PHONY: help build demo deps lint vulncheck test test-race test-redis fuzz bench bench-all docker clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -25,7 +29,10 @@ lint: ## gofmt and go vet
 	  if [ -n "$$out" ]; then echo "gofmt would rewrite:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-test: deps lint test-race fuzz ## everything CI runs: deps, lint, race tests (real Redis, real browser), short fuzzing
+vulncheck: ## govulncheck ./... against the Go vulnerability database (built from golang.org/x/vulndb through the module proxy)
+	@GO=$(GO) .ci/vulncheck
+
+test: deps lint vulncheck test-race fuzz ## everything CI runs: deps, lint, govulncheck, race tests (real Redis, real browser), short fuzzing
 
 # WAITROOM_REQUIRE_REDIS=1: a missing redis-server fails the tests instead
 # of skipping them. -timeout 30m: go test's default of 10 minutes a package
