@@ -22,6 +22,7 @@ type Store struct {
 	// lock of its own: neither is on a room's path.
 	templates templates
 	defs      definitions
+	auto      autopilots
 }
 
 var _ waitroom.Store = (*Store)(nil)

@@ -47,6 +47,8 @@ var (
 // state per instance shows it.
 var cases = []testCase{
 	{"Capacity", many, testCapacity},
+	{"Autopilot", many, testAutopilot},
+	{"AutopilotMerges", many, testAutopilotMerges},
 	{"TokenBucket", many, testTokenBucket},
 	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
 	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},

@@ -1,0 +1,378 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
+)
+
+// AutopilotConfig is a room's `autopilot:` section: the room moves its own
+// max_active and admission rate between bounds from what the gateway
+// measures of the site (docs/autopilot.md). Off when Target is "".
+type AutopilotConfig struct {
+	// Target is the site's time to the first byte of its answer to
+	// admitted requests, at Percentile, that the room keeps to: "800ms".
+	// Required to turn the autopilot on.
+	Target string `mapstructure:"target" yaml:"target" json:"target"`
+	// Percentile is the share of requests Target holds for, "p50" to
+	// "p99". Default "p90".
+	Percentile string `mapstructure:"percentile" yaml:"percentile" json:"percentile"`
+	// Errors is the share of admitted requests that may fail (the site's
+	// 5xx, the gateway's 502 and 504: timeouts and connection failures)
+	// before the limit falls, "2%". Default "2%".
+	Errors string `mapstructure:"errors" yaml:"errors" json:"errors"`
+	// MinActive is the floor of the limit, and where it starts; the room's
+	// max_active is the ceiling. Default 0: a quarter of max_active (at
+	// least 1).
+	MinActive int `mapstructure:"min_active" yaml:"min_active" json:"min_active"`
+	// Interval is how often the limit may move (one step). Default "15s".
+	Interval string `mapstructure:"interval" yaml:"interval" json:"interval"`
+	// Exclude are path prefixes whose requests are not measured, such as
+	// static assets served from a cache: "/static/".
+	Exclude []string `mapstructure:"exclude" yaml:"exclude" json:"exclude"`
+}
+
+// Autopilot is a room's validated autopilot.
+type Autopilot struct {
+	Target     time.Duration
+	Percentile int   // 50 to 99
+	ErrorsPPM  int64 // the error bound, parts per million
+	MinActive  int
+	Interval   time.Duration
+	Exclude    []string
+}
+
+// Bounds of the autopilot's settings.
+const (
+	maxExclude          = 64
+	minAutopilotTarget  = time.Millisecond
+	maxAutopilotTarget  = time.Minute
+	minAutopilotStep    = 100 * time.Millisecond
+	defaultAutopilotGap = 15 * time.Second
+	// AutopilotWarmup is how long after its admission a visitor's requests
+	// are not timed: its first page, assets and login are heavier than what
+	// it does later, and they are the cost of letting someone in, not the
+	// site's strain; their errors still count.
+	AutopilotWarmup = 5 * time.Second
+	// AutopilotMinSamples is the fewest requests a step must have measured
+	// across instances for the controller to judge the site: with fewer it
+	// holds the limit.
+	AutopilotMinSamples = 20
+)
+
+// Build checks the section; nil when it is off (no target).
+func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
+	var p conf.Problems
+	if c.Target == "" {
+		if c.Percentile != "" || c.Errors != "" || c.MinActive != 0 || c.Interval != "" || len(c.Exclude) > 0 {
+			p.Add("target", "required to turn the autopilot on (its other keys are set)")
+		}
+		return nil, p.Err()
+	}
+	a := &Autopilot{Target: p.Duration("target", c.Target, minAutopilotTarget)}
+	if a.Target > maxAutopilotTarget {
+		p.Add("target", "must be at most %s, got %q", maxAutopilotTarget, c.Target)
+	}
+	a.Percentile = 90
+	if c.Percentile != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(c.Percentile, "p"))
+		if err != nil || !strings.HasPrefix(c.Percentile, "p") || n < 50 || n > 99 {
+			p.Add("percentile", `must be "p50" to "p99", got %q`, c.Percentile)
+		} else {
+			a.Percentile = n
+		}
+	}
+	a.ErrorsPPM = 20_000
+	if c.Errors != "" {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(c.Errors, "%"), 64)
+		if err != nil || !strings.HasSuffix(c.Errors, "%") || f <= 0 || f > 50 {
+			p.Add("errors", `must be a percentage above 0 and at most 50, "2%%", got %q`, c.Errors)
+		} else {
+			a.ErrorsPPM = int64(f*10_000 + 0.5)
+		}
+	}
+	switch {
+	case c.MinActive < 0:
+		p.Add("min_active", "must be >= 0 (0: a quarter of max_active), got %d", c.MinActive)
+	case c.MinActive > maxActive:
+		p.Add("min_active", "must be at most max_active (%d), got %d", maxActive, c.MinActive)
+	case c.MinActive == 0:
+		a.MinActive = max(maxActive/4, 1)
+	default:
+		a.MinActive = c.MinActive
+	}
+	if maxActive < 1 {
+		p.Add("min_active", "the autopilot needs a max_active of at least 1 (its ceiling), got %d", maxActive)
+	}
+	a.Interval = defaultAutopilotGap
+	if c.Interval != "" {
+		a.Interval = p.Duration("interval", c.Interval, minAutopilotStep)
+	}
+	if len(c.Exclude) > maxExclude {
+		p.Add("exclude", "must list at most %d prefixes, got %d", maxExclude, len(c.Exclude))
+	}
+	for i, e := range c.Exclude {
+		if !strings.HasPrefix(e, "/") || len(e) > 256 {
+			p.Add(fmt.Sprintf("exclude[%d]", i), `must be a path prefix starting with "/" (at most 256 bytes), got %q`, e)
+		}
+	}
+	a.Exclude = c.Exclude
+	return a, p.Err()
+}
+
+// Excluded reports whether requests for path go unmeasured.
+func (a *Autopilot) Excluded(path string) bool {
+	for _, e := range a.Exclude {
+		if strings.HasPrefix(path, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// AutopilotBounds are the upper bounds of the latency buckets an instance
+// counts its requests in, in microseconds; a last bucket holds the rest.
+// Fixed, so the counts of every instance add up in the store. Also spelled
+// in redisstore/lua/autopilot.lua.
+var AutopilotBounds = [...]int64{
+	5e3, 10e3, 20e3, 35e3, 50e3, 75e3, 100e3, 150e3, 200e3, 300e3, 400e3, 500e3, 650e3, 800e3,
+	1e6, 1.3e6, 1.6e6, 2e6, 2.5e6, 3.2e6, 4e6, 5e6, 6.5e6, 8e6, 10e6, 15e6, 20e6, 30e6, 60e6,
+}
+
+// AutopilotBuckets is the number of buckets: one past the last bound.
+const AutopilotBuckets = len(AutopilotBounds) + 1
+
+// bucketOf is the bucket of a request that took d.
+func bucketOf(d time.Duration) int {
+	us := d.Microseconds()
+	for i, b := range AutopilotBounds {
+		if us <= b {
+			return i
+		}
+	}
+	return len(AutopilotBounds)
+}
+
+// AutopilotReport is what one instance measured since its last report,
+// which the store adds to the step's: requests timed per latency bucket
+// (not the excluded nor a new visitor's first ones), requests that failed,
+// every request, and the sessions inside as its last tick saw them.
+type AutopilotReport struct {
+	Buckets  [AutopilotBuckets]int64
+	Errors   int64
+	Requests int64
+	Active   int64
+}
+
+// AutopilotParams is what the store decides with: the room's autopilot
+// and its bounds now, and the operator's pin (-1 for none).
+type AutopilotParams struct {
+	Interval   time.Duration
+	Target     time.Duration
+	Percentile int
+	ErrorsPPM  int64
+	Min, Max   int
+	Pin        int
+}
+
+// AutopilotReason says why the limit is what it is.
+type AutopilotReason int
+
+// The reasons, as the stores answer them (autopilot.lua's R_ codes).
+const (
+	ReasonStart    AutopilotReason = iota // no step judged yet: the limit starts at the floor
+	ReasonIdle                            // too little traffic to judge: held
+	ReasonRise                            // within target and the limit in use: raised
+	ReasonUnused                          // within target but the limit not in use: held
+	ReasonSlow                            // over the latency target: cut
+	ReasonErrors                          // over the error bound: cut
+	ReasonDraining                        // over, but a rush admitted earlier still drains: held
+	ReasonPinned                          // the operator pinned max_active
+	ReasonCeiling                         // within target at max_active
+	ReasonFloor                           // over, at min_active
+	ReasonFrozen                          // the store is unreachable: held (Go only)
+)
+
+// AutopilotState is the limit the store decided and what it decided on.
+type AutopilotState struct {
+	Limit     int
+	Step      int64         // how many steps were judged
+	Latency   time.Duration // the last step's percentile
+	ErrorsPPM int64         // the last step's error share, parts per million
+	Samples   int64         // the requests the last step measured
+	Active    int64         // the most sessions inside a report of the last step saw
+	Reason    AutopilotReason
+	Decided   bool // this call closed a step
+}
+
+// ErrorShare is the last step's error share, 0 to 1.
+func (s AutopilotState) ErrorShare() float64 { return float64(s.ErrorsPPM) / 1e6 }
+
+// Autopilots is the store side of the autopilot, an optional ability of a
+// Store (found with As): every instance reports its measurements, and the
+// store closes a step at most once per p.Interval by its own clock,
+// deciding the limit from the step's merged measurements, so every
+// instance applies the same limit. Errors: ErrUnavailable, ErrClosed.
+type Autopilots interface {
+	Autopilot(ctx context.Context, room string, p AutopilotParams, r AutopilotReport) (AutopilotState, error)
+}
+
+// AutopilotStep holds a step's merged measurements in a store.
+type AutopilotStep struct {
+	Buckets  [AutopilotBuckets]int64
+	Errors   int64
+	Requests int64
+	Active   int64
+}
+
+// Add merges an instance's report into the step.
+func (s *AutopilotStep) Add(r AutopilotReport) {
+	for i, n := range r.Buckets {
+		s.Buckets[i] += max(n, 0)
+	}
+	s.Errors += max(r.Errors, 0)
+	s.Requests += max(r.Requests, 0)
+	s.Active = max(s.Active, r.Active)
+}
+
+// Percentile is the latency at pct percent of the step's timed requests,
+// interpolated within its bucket, in microseconds; ok is false with none.
+// Integer arithmetic, as autopilot.lua does it, so both stores agree.
+func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
+	for _, n := range s.Buckets {
+		timed += n
+	}
+	if timed == 0 {
+		return 0, 0
+	}
+	rank := (int64(pct)*timed + 99) / 100
+	var cum, lo int64
+	for i, n := range s.Buckets {
+		hi := 2 * AutopilotBounds[len(AutopilotBounds)-1]
+		if i < len(AutopilotBounds) {
+			hi = AutopilotBounds[i]
+		}
+		if n > 0 && cum+n >= rank {
+			return lo + (hi-lo)*(rank-cum)/n, timed
+		}
+		cum += n
+		lo = hi
+	}
+	return lo, timed
+}
+
+// DecideAutopilot is the controller, one step: the limit after the step
+// measured s, from limit. The memory store runs it; autopilot.lua is the
+// same rule in Lua (the conformance suite holds both to it).
+//
+// Over the target or the error bound, the limit falls at once, by at least
+// a fifth and at most half, in proportion to how far over the latency is
+// (target/latency, the gradient of Netflix's and Envoy's limiters with
+// the operator's target standing for their unloaded latency), by 30% for
+// errors; from the sessions actually inside when fewer than the limit.
+// But while more sessions are inside than the limit (a rush admitted
+// earlier, which cannot be evicted, still drains) it holds: cutting again
+// would only punish the line for the past. Within both, it rises by a
+// tenth (at least 1) when the limit is in use (at least 80% of it inside),
+// and holds otherwise: a limit nobody reaches proves nothing about the
+// site. With fewer than AutopilotMinSamples requests it holds.
+func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep) (int, AutopilotReason, int64, int64) {
+	lat, timed := s.Percentile(p.Percentile)
+	var errPPM int64
+	if s.Requests > 0 {
+		errPPM = s.Errors * 1_000_000 / s.Requests
+	}
+	if s.Requests < AutopilotMinSamples {
+		return limit, ReasonIdle, lat, errPPM
+	}
+	target := p.Target.Microseconds()
+	slow := timed > 0 && lat > target
+	failing := s.Errors*1_000_000 > p.ErrorsPPM*s.Requests
+	L, active := int64(limit), s.Active
+	switch {
+	case slow || failing:
+		if active > L {
+			return limit, ReasonDraining, lat, errPPM
+		}
+		base := L
+		if active > 0 && active < L {
+			base = active
+		}
+		next, why := base*7/10, ReasonErrors
+		if !failing {
+			next, why = min(base*4/5, max(base/2, base*target/lat)), ReasonSlow
+		}
+		if next < int64(p.Min) {
+			next, why = int64(p.Min), ReasonFloor
+		}
+		return int(next), why, lat, errPPM
+	case active*10 < L*8:
+		return limit, ReasonUnused, lat, errPPM
+	}
+	next := L + max(1, L/10)
+	if next >= int64(p.Max) {
+		return p.Max, ReasonCeiling, lat, errPPM
+	}
+	return int(next), ReasonRise, lat, errPPM
+}
+
+// AutopilotRecord is a room's autopilot as a store keeps it: the limit,
+// when the step running began, and what it has measured so far.
+type AutopilotRecord struct {
+	Limit   int
+	Started time.Time
+	Step    AutopilotStep
+	Last    AutopilotState
+}
+
+// Clamp keeps a limit within p's bounds (a reload may have moved them).
+func (p AutopilotParams) Clamp(limit int) int {
+	return max(p.Min, min(p.Max, limit))
+}
+
+// Report is the store's side of Autopilots.Autopilot for a store that
+// keeps rec itself (the memory store): rec nil (Limit 0) starts at p.Min.
+// It merges r into the step running; once p.Interval has passed since the
+// step began, by the store's clock now, it judges the step (or applies the
+// pin) and starts the next.
+func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r AutopilotReport) AutopilotState {
+	if rec.Started.IsZero() {
+		rec.Limit, rec.Started = p.Min, now
+		rec.Last = AutopilotState{Reason: ReasonStart}
+		if p.Pin >= 0 {
+			rec.Limit, rec.Last.Reason = p.Pin, ReasonPinned
+		}
+	}
+	rec.Step.Add(r)
+	out := rec.Last
+	if now.Sub(rec.Started) >= p.Interval {
+		var why AutopilotReason
+		var lat, errPPM int64
+		if p.Pin >= 0 {
+			lat, _ = rec.Step.Percentile(p.Percentile)
+			if rec.Step.Requests > 0 {
+				errPPM = rec.Step.Errors * 1_000_000 / rec.Step.Requests
+			}
+			rec.Limit, why = p.Pin, ReasonPinned
+		} else {
+			rec.Limit, why, lat, errPPM = DecideAutopilot(p, p.Clamp(rec.Limit), &rec.Step)
+		}
+		out = AutopilotState{Step: rec.Last.Step + 1, Latency: time.Duration(lat) * time.Microsecond,
+			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}
+		rec.Last = out
+		rec.Last.Decided = false
+		rec.Step, rec.Started = AutopilotStep{}, now
+	}
+	if p.Pin >= 0 {
+		rec.Limit = p.Pin
+		out.Reason = ReasonPinned
+	} else {
+		rec.Limit = p.Clamp(rec.Limit)
+	}
+	out.Limit = rec.Limit
+	return out
+}

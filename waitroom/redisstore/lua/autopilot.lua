@@ -1,0 +1,129 @@
+-- autopilot.lua: Autopilots.Autopilot, a room's autopilot across all
+-- instances (waitroom/autopilot.go holds the same rule in Go, for the
+-- memory store: AutopilotRecord.Report and DecideAutopilot). KEYS[1]: the
+-- room's autopilot hash. ARGV: the step's length, the latency target (both
+-- microseconds), the percentile (50-99), the error bound (parts per
+-- million), the floor, the ceiling, the pin (-1: none), then this
+-- instance's report: errors, requests, sessions inside, and the count of
+-- each latency bucket (AUTO_BOUNDS, then one for the rest).
+-- Reply: {limit, steps judged, the last step's latency (microseconds),
+-- error share (ppm), requests, most inside, reason, 1 if this call judged
+-- a step}.
+--
+-- Every instance adds its counts to the step running; the first call
+-- after the step is Interval old by Redis's clock judges it, so the limit
+-- moves once per step whatever the number of instances. Only integers,
+-- below 2^53, so Lua's doubles are exact and the floors match Go's
+-- integer division.
+
+local K_AUTO = KEYS[1]
+local INTERVAL, TARGET, PCT, ERR_PPM = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local MIN, MAX, PIN = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local R_ERRORS, R_REQUESTS, R_ACTIVE = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local B0 = 10 -- ARGV[B0 + i] is bucket i's count
+
+-- AutopilotBounds in autopilot.go; the last bucket's top is twice the last.
+local AUTO_BOUNDS = {5e3, 10e3, 20e3, 35e3, 50e3, 75e3, 100e3, 150e3, 200e3, 300e3, 400e3, 500e3, 650e3, 800e3,
+  1e6, 1.3e6, 1.6e6, 2e6, 2.5e6, 3.2e6, 4e6, 5e6, 6.5e6, 8e6, 10e6, 15e6, 20e6, 30e6, 60e6}
+local NB = #AUTO_BOUNDS + 1
+local MIN_SAMPLES = 20 -- AutopilotMinSamples
+
+-- The reasons (AutopilotReason).
+local R_START, R_IDLE, R_RISE, R_UNUSED, R_SLOW, R_FAILING, R_DRAINING, R_PINNED, R_CEILING, R_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+
+local function idiv(a, b) return math.floor(a / b) end
+local function clamp(l) return math.max(MIN, math.min(MAX, l)) end
+
+local now = clock()
+local h = redis.call('HGETALL', K_AUTO)
+local st = {}
+for i = 1, #h, 2 do st[h[i]] = tonumber(h[i + 1]) end
+
+if not st.started then
+  st = {limit = MIN, started = now, steps = 0, lat = 0, err = 0, n = 0, act = 0, reason = R_START, e = 0, r = 0, a = 0}
+  if PIN >= 0 then st.limit, st.reason = PIN, R_PINNED end
+end
+st.e = (st.e or 0) + math.max(R_ERRORS, 0)
+st.r = (st.r or 0) + math.max(R_REQUESTS, 0)
+st.a = math.max(st.a or 0, R_ACTIVE)
+local b = {}
+for i = 1, NB do
+  b[i] = (st['b' .. i] or 0) + math.max(tonumber(ARGV[B0 + i]) or 0, 0)
+end
+
+-- percentile: AutopilotStep.Percentile.
+local function percentile()
+  local timed = 0
+  for i = 1, NB do timed = timed + b[i] end
+  if timed == 0 then return 0, 0 end
+  local rank = idiv(PCT * timed + 99, 100)
+  local cum, lo = 0, 0
+  for i = 1, NB do
+    local hi = AUTO_BOUNDS[i] or 2 * AUTO_BOUNDS[#AUTO_BOUNDS]
+    if b[i] > 0 and cum + b[i] >= rank then
+      return lo + idiv((hi - lo) * (rank - cum), b[i]), timed
+    end
+    cum, lo = cum + b[i], hi
+  end
+  return lo, timed
+end
+
+-- decide: DecideAutopilot.
+local function decide(limit)
+  local lat, timed = percentile()
+  local errppm = 0
+  if st.r > 0 then errppm = idiv(st.e * 1000000, st.r) end
+  if st.r < MIN_SAMPLES then return limit, R_IDLE, lat, errppm end
+  local slow = timed > 0 and lat > TARGET
+  local failing = st.e * 1000000 > ERR_PPM * st.r
+  local active = st.a
+  if slow or failing then
+    if active > limit then return limit, R_DRAINING, lat, errppm end
+    local base = limit
+    if active > 0 and active < limit then base = active end
+    local nxt, why = idiv(base * 7, 10), R_FAILING
+    if not failing then
+      nxt, why = math.min(idiv(base * 4, 5), math.max(idiv(base, 2), idiv(base * TARGET, lat))), R_SLOW
+    end
+    if nxt < MIN then nxt, why = MIN, R_FLOOR end
+    return nxt, why, lat, errppm
+  end
+  if active * 10 < limit * 8 then return limit, R_UNUSED, lat, errppm end
+  local nxt = limit + math.max(1, idiv(limit, 10))
+  if nxt >= MAX then return MAX, R_CEILING, lat, errppm end
+  return nxt, R_RISE, lat, errppm
+end
+
+local decided = 0
+local out_reason = st.reason
+if now - st.started >= INTERVAL then
+  local lat, errppm, why = 0, 0, R_PINNED
+  if PIN >= 0 then
+    lat = percentile()
+    if st.r > 0 then errppm = idiv(st.e * 1000000, st.r) end
+    st.limit = PIN
+  else
+    st.limit, why, lat, errppm = decide(clamp(st.limit))
+  end
+  st.steps, st.lat, st.err, st.n, st.act, st.reason = st.steps + 1, lat, errppm, st.r, st.a, why
+  out_reason = why
+  decided = 1
+  st.started, st.e, st.r, st.a = now, 0, 0, 0
+  for i = 1, NB do b[i] = 0 end
+end
+if PIN >= 0 then
+  st.limit, out_reason = PIN, R_PINNED
+else
+  st.limit = clamp(st.limit)
+end
+
+local args = {'limit', st.limit, 'started', st.started, 'steps', st.steps, 'lat', st.lat, 'err', st.err,
+  'n', st.n, 'act', st.act, 'reason', st.reason, 'e', st.e, 'r', st.r, 'a', st.a}
+for i = 1, NB do
+  args[#args + 1] = 'b' .. i
+  args[#args + 1] = b[i]
+end
+redis.call('HSET', K_AUTO, unpack(args))
+-- A room unused for a day starts again from its floor.
+redis.call('PEXPIRE', K_AUTO, math.max(86400000, math.ceil(10 * INTERVAL / 1000)))
+return {st.limit, st.steps, st.lat, st.err, st.n, st.act, out_reason, decided}

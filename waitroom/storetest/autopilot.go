@@ -1,0 +1,149 @@
+package storetest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// autopilotStep is the step of the autopilot subtests: short, since each
+// phase waits one out.
+const autopilotStep = 300 * time.Millisecond
+
+// autopilot calls the store's Autopilots through the next instance.
+func (e *env) autopilot(p waitroom.AutopilotParams, r waitroom.AutopilotReport) waitroom.AutopilotState {
+	e.t.Helper()
+	ap, ok := waitroom.As[waitroom.Autopilots](e.store())
+	if !ok {
+		e.t.Fatal("the store has no autopilot (waitroom.Autopilots)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	st, err := ap.Autopilot(ctx, e.room, p, r)
+	if err != nil {
+		e.t.Fatalf("Autopilot: %v", err)
+	}
+	return st
+}
+
+// autopilotStepWith reports r and waits for the step holding it to be
+// judged, returning that judgement.
+func (e *env) autopilotStepWith(p waitroom.AutopilotParams, r waitroom.AutopilotReport) waitroom.AutopilotState {
+	e.t.Helper()
+	st := e.autopilot(p, r)
+	for end := time.Now().Add(deadline); !st.Decided; {
+		if time.Now().After(end) {
+			e.t.Fatalf("no step judged within %s of a %s step", deadline, p.Interval)
+		}
+		time.Sleep(p.Interval / 3)
+		st = e.autopilot(p, waitroom.AutopilotReport{})
+	}
+	return st
+}
+
+// timed is a report of n requests that each took d, one in errs of them
+// failed, with active sessions inside.
+func timed(n int64, d time.Duration, errs, active int64) waitroom.AutopilotReport {
+	var r waitroom.AutopilotReport
+	for i, b := range waitroom.AutopilotBounds {
+		if d.Microseconds() <= b {
+			r.Buckets[i] = n
+			break
+		}
+	}
+	r.Requests, r.Errors, r.Active = n, errs, active
+	return r
+}
+
+// testAutopilot walks the controller through every rule with figures
+// worked out by hand (docs/autopilot.md): a store that merges, judges or
+// rounds differently from DecideAutopilot shows here.
+func testAutopilot(t *testing.T, e *env) {
+	p := waitroom.AutopilotParams{Interval: autopilotStep, Target: 500 * time.Millisecond, Percentile: 90,
+		ErrorsPPM: 20_000, Min: 10, Max: 40, Pin: -1}
+	check := func(what string, st waitroom.AutopilotState, limit int, why waitroom.AutopilotReason) {
+		t.Helper()
+		if st.Limit != limit || st.Reason != why {
+			t.Fatalf("%s: limit %d (reason %d), want %d (reason %d); %+v", what, st.Limit, st.Reason, limit, why, st)
+		}
+	}
+	st := e.autopilot(p, waitroom.AutopilotReport{})
+	check("first call", st, 10, waitroom.ReasonStart)
+	if st.Step != 0 || st.Decided {
+		t.Fatalf("first call: %+v, want step 0 not decided", st)
+	}
+	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10))
+	check("fast and in use", st, 11, waitroom.ReasonRise)
+	// 100 requests in (35ms, 50ms]: the 90th is 9/10 into the bucket.
+	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
+		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
+	}
+	check("too little traffic", e.autopilotStepWith(p, timed(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 11)), 11, waitroom.ReasonIdle)
+	check("limit not in use", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 8)), 11, waitroom.ReasonUnused)
+
+	p.Pin = 30
+	check("pinned at once", e.autopilot(p, waitroom.AutopilotReport{}), 30, waitroom.ReasonPinned)
+	check("pinned over a step", e.autopilotStepWith(p, timed(100, 5*time.Second, 0, 30)), 30, waitroom.ReasonPinned)
+	p.Pin = -1
+	// p90 in (500ms, 650ms]: 635ms; 30 × 500/635 = 23.6, within a cut of
+	// a fifth to a half.
+	st = e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30))
+	check("released, then slow", st, 23, waitroom.ReasonSlow)
+	if st.Latency != 635*time.Millisecond {
+		t.Fatalf("slow step: p90 %v, want 635ms", st.Latency)
+	}
+	check("slow while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
+	// 3% failed of 100, 20 inside: 20 × 0.7.
+	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 3, 20))
+	check("failing", st, 14, waitroom.ReasonErrors)
+	if st.ErrorShare() != 0.03 {
+		t.Fatalf("error share %v, want 0.03", st.ErrorShare())
+	}
+	check("far too slow, at the floor", e.autopilotStepWith(p, timed(100, 10*time.Second, 0, 14)), 10, waitroom.ReasonFloor)
+	p.Max = 11
+	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
+	p.Min, p.Max = 3, 5
+	if st := e.autopilot(p, waitroom.AutopilotReport{}); st.Limit != 5 {
+		t.Fatalf("after the ceiling fell to 5: limit %d", st.Limit)
+	}
+}
+
+// testAutopilotMerges reports from every instance at once: each request
+// reported is counted in exactly one judged step, and steps are judged at
+// most once per interval whatever the number of instances.
+func testAutopilotMerges(t *testing.T, e *env) {
+	p := waitroom.AutopilotParams{Interval: autopilotStep, Target: time.Second, Percentile: 90,
+		ErrorsPPM: 20_000, Min: 10, Max: 1000, Pin: -1}
+	e.autopilot(p, waitroom.AutopilotReport{})
+	start := time.Now()
+	var judged, steps atomic.Int64
+	var wg sync.WaitGroup
+	const workers, calls = 6, 40
+	for range workers {
+		wg.Go(func() {
+			for range calls {
+				st := e.autopilot(p, timed(1, 10*time.Millisecond, 0, 0))
+				if st.Decided {
+					judged.Add(st.Samples)
+					steps.Add(1)
+				}
+				time.Sleep(autopilotStep / 20)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	st := e.autopilotStepWith(p, waitroom.AutopilotReport{})
+	judged.Add(st.Samples)
+	steps.Add(1)
+	if got := judged.Load(); got != workers*calls {
+		t.Fatalf("steps judged %d requests, want the %d reported", got, workers*calls)
+	}
+	if most := int64(time.Since(start)/autopilotStep) + 1; steps.Load() > most {
+		t.Fatalf("%d steps judged in %v (reports over %v), want at most one per %v", steps.Load(), time.Since(start), elapsed, autopilotStep)
+	}
+}
