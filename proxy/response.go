@@ -101,12 +101,14 @@ type recorder struct {
 	in       *http.Request
 	status   int
 	hijacked bool
+	first    firstByte
 }
 
 func (w *recorder) WriteHeader(code int) {
 	// 1xx responses (103 Early Hints) are forwarded but are not the status.
 	if w.status == 0 && code >= 200 {
 		w.status = code
+		w.first.mark()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -114,6 +116,7 @@ func (w *recorder) WriteHeader(code int) {
 func (w *recorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.first.mark()
 	}
 	return w.ResponseWriter.Write(p)
 }

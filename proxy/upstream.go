@@ -51,6 +51,11 @@ type Options struct {
 	// OnDone is called after every request with the status sent (499 when the
 	// client went away first, 101 for an upgrade) and the time taken.
 	OnDone func(r *http.Request, status int, d time.Duration)
+	// OnFirstByte is called after every request, like OnDone, with the
+	// time to the first byte of the answer (the upstream's status line,
+	// or the gateway's own error): the latency a room's autopilot judges
+	// the site by (timing.go).
+	OnFirstByte OnFirstByteFunc
 }
 
 // Upstream forwards requests to one upstream site. It is an http.Handler,
@@ -113,7 +118,8 @@ func (u *Upstream) Close() error {
 // ServeHTTP forwards r. It cleans the path itself, so the upstream receives
 // exactly the path a router would have matched even if the caller forgot to.
 func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &recorder{ResponseWriter: w, in: r}
+	rec := &recorder{ResponseWriter: w, in: r, first: firstByte{start: time.Now()}}
+	defer u.timed(rec)
 	if u.opt.OnDone != nil {
 		start := time.Now()
 		defer func() { u.opt.OnDone(rec.in, rec.code(), time.Since(start)) }()

@@ -134,6 +134,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	before := a.lr.eff.Load()
 	a.lr.setOverride(o)
+	a.autopilot(tctx, o)
 	if a.lr.overrideRead.Swap(true) {
 		a.rs.noticeMode(a.lr.name, before, a.lr.eff.Load())
 	}
@@ -192,6 +193,9 @@ func (a *Admitter) Tick(ctx context.Context) {
 // one would flip store_up and count outages that never were. Anything
 // else is the store failing.
 func (a *Admitter) failed(ctx, tctx context.Context, err error) {
+	if ctx.Err() == nil {
+		a.lr.freezeAutopilot()
+	}
 	switch {
 	case ctx.Err() != nil:
 	case tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):

@@ -44,6 +44,11 @@ type liveRoom struct {
 	asleep, counted atomic.Bool
 	visits          atomic.Uint64
 	wake            chan struct{}
+	// meter and auto are the room's autopilot on this instance: what it
+	// measured since its last report, and the store's last answer
+	// (autopilot_room.go).
+	meter autopilotMeter
+	auto  atomic.Pointer[AutopilotView]
 }
 
 // Effective is what a room runs on now: its limits and mode after the
@@ -52,6 +57,9 @@ type Effective struct {
 	Limits   Limits
 	Mode     Mode
 	Override Override
+	// Autopilot is where the room's autopilot stands (nil without one);
+	// its limit is Limits.MaxActive unless the mode or a pin sets that.
+	Autopilot *AutopilotView
 }
 
 // AdmitsNobody reports a room that lets nobody in now: paused, or a
@@ -85,7 +93,8 @@ func (lr *liveRoom) configure(r Room) {
 
 func (lr *liveRoom) setOverride(o Override) {
 	lim, mode := o.Apply(*lr.room())
-	lr.eff.Store(&Effective{Limits: lim, Mode: mode, Override: o})
+	lim, auto := lr.autopiloted(lim, mode, o)
+	lr.eff.Store(&Effective{Limits: lim, Mode: mode, Override: o, Autopilot: auto})
 }
 
 func (lr *liveRoom) limits() Limits { return lr.eff.Load().Limits }

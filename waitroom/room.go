@@ -115,6 +115,10 @@ type RoomConfig struct {
 	// short cache of the site's own answers, else 429. Default "60/m";
 	// "unlimited" turns it off.
 	PreflightLimit string `mapstructure:"preflight_limit" yaml:"preflight_limit" json:"preflight_limit"`
+	// Autopilot moves the room's limit between autopilot.min_active and
+	// max_active from the site's measured latency and errors
+	// (docs/autopilot.md). Off when absent.
+	Autopilot AutopilotConfig `mapstructure:"autopilot" yaml:"autopilot" json:"autopilot"`
 }
 
 // DefaultRoom returns the defaults every room starts from.
@@ -187,6 +191,8 @@ type Room struct {
 	// Source says where the room comes from (SourceFile, SourceAPI,
 	// SourceTemplate), for the admin API.
 	Source string
+	// Autopilot moves the limit from the site's health; nil: off.
+	Autopilot *Autopilot
 	// Closing marks a room being deleted (DELETE of an API room): it is
 	// closed (ModeReject) whatever its mode or an override says, so the
 	// people inside finish their sessions and nobody else goes in, until
@@ -249,6 +255,9 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		p.Add("status_code", "must be 200, 202 or 429, got %d", c.StatusCode)
 	}
 	c.buildGuards(&p, &r)
+	ap, err := c.Autopilot.Build(c.MaxActive)
+	p.Nest("autopilot.", err)
+	r.Autopilot = ap
 	if pattern.IsTemplate(name) {
 		r.Template = name
 		if c.MaxRooms < 1 || c.MaxRooms > maxTemplateRooms {

@@ -48,6 +48,8 @@ type RoomView struct {
 	Message  string        `json:"message"` // the notice the waiting page shows now
 	Schedule *ScheduleView `json:"schedule,omitempty"`
 	Guards   GuardsView    `json:"guards"`
+	// Autopilot is where the room's autopilot stands; absent without one.
+	Autopilot *AutopilotView `json:"autopilot,omitempty"`
 }
 
 // TemplateView is a room template: how many rooms it fills on this
@@ -151,6 +153,7 @@ func (a *admin) view(name string) RoomView {
 		v.BackETA = &s
 	}
 	v.Guards = guards(info.Room, st)
+	v.Autopilot = autopilotView(eff.Autopilot)
 	return v
 }
 

@@ -103,6 +103,7 @@ func (g *generation) buildUpstreams(a *App) error {
 			OnDone: func(r *http.Request, status int, d time.Duration) {
 				a.metrics.Upstream(name, status, d)
 			},
+			OnFirstByte: measure(a.rooms),
 		})
 		if err != nil {
 			return fmt.Errorf("upstreams.%s: %w", name, err)

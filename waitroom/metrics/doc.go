@@ -35,6 +35,10 @@
 //	waitroom_template_rooms{room}                     gauge     rooms a template fills on this instance
 //	waitroom_wait_seconds{room}                       histogram from a ticket's issue to its admission (0: in at once)
 //	waitroom_session_seconds{room}                    histogram time inside of sessions a release ended
+//	waitroom_autopilot_limit{room}                    gauge     the autopilot's limit in effect (rooms with one)
+//	waitroom_autopilot_latency_seconds{room}          gauge     the site's latency at its percentile, last step
+//	waitroom_autopilot_error_share{room}              gauge     the share of admitted requests that failed, last step
+//	waitroom_autopilot_frozen{room}                   gauge     1 while the store is unreachable and the limit held
 //
 // A room filled in from a template ("event-123" from "event-{id}") is
 // counted under its template's name, so series do not grow with events.

@@ -50,6 +50,7 @@ type Metrics struct {
 	webhooks      *prometheus.CounterVec // event, result
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
+	auto            autopilotSeries
 	lifecycle
 
 	// Children resolved once, so recording does no label hashing.
@@ -74,6 +75,7 @@ func New() *Metrics {
 		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused, m.webhooks,
 	)
 	m.reg.MustRegister(m.defineLifecycle()...)
+	m.reg.MustRegister(m.defineAutopilot()...)
 	m.resolve()
 	m.declareWebhooks()
 	// Built once: InstrumentMetricHandler registers its own counters, and

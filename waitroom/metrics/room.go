@@ -83,6 +83,7 @@ func (m *Metrics) Forget(room string) {
 		} {
 			v.DeletePartialMatch(l)
 		}
+		m.forgetAutopilot(l)
 	})
 }
 

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/waitroom/waitroom/proxy"
+	"github.com/waitroom/waitroom/waitroom"
+)
+
+// measure hands the site's answer to an admitted request to its room's
+// autopilot (waitroom.Rooms.Measure): only a request the gate let in
+// carries an admission, so the site's answers to anyone else (an outage's
+// open door, a bypass) are not the room's to judge.
+func measure(rooms *waitroom.Rooms) proxy.OnFirstByteFunc {
+	return func(r *http.Request, status int, firstByte time.Duration) {
+		sc := waitroom.ScopeOf(r.Context())
+		if sc == nil || sc.Admission == nil {
+			return
+		}
+		var entered time.Time
+		if sc.Admission.Entered > 0 {
+			entered = time.Unix(sc.Admission.Entered, 0)
+		}
+		rooms.Measure(sc.Admission.Room, r.URL.Path, status, firstByte, entered)
+	}
+}

@@ -1,0 +1,252 @@
+package waitroom
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// The autopilot as a room runs it: every admitted request this instance
+// forwards is measured (Rooms.Measure), each tick reports what was
+// measured since the last to the store (Autopilots), which judges the
+// limit once per step for every instance, and the limit the store
+// answers becomes the room's MaxActive (and its admission rate, scaled
+// alike) in Effective, the one place both the tick and the gate read their
+// limits from. See docs/autopilot.md.
+
+// AutopilotView is where a room's autopilot stands on this instance: the
+// store's last answer, the limit and rate it puts in effect, and whether
+// it is frozen (the store did not answer the last tick).
+type AutopilotView struct {
+	AutopilotState
+	// Rate is the admission rate in effect with Limit.
+	Rate Rate
+	// Frozen: the store could not be asked; Limit is the last it said.
+	Frozen bool
+	// Target, Percentile and the error bound (ppm), for the reason's
+	// wording; Min and Max the bounds.
+	Target     time.Duration
+	Percentile int
+	BoundPPM   int64
+	Min, Max   int
+}
+
+// ReasonText says why the limit is what it is, for the admin API and the
+// dashboard: "p90 1.4s > 800ms".
+func (v *AutopilotView) ReasonText() string {
+	if v.Frozen {
+		return "store unreachable: frozen"
+	}
+	p := fmt.Sprintf("p%d %s", v.Percentile, roundLatency(v.Latency))
+	errs := fmt.Sprintf("errors %.1f%%", float64(v.AutopilotState.ErrorsPPM)/1e4)
+	switch v.Reason {
+	case ReasonStart:
+		return "starting at min_active"
+	case ReasonIdle:
+		return fmt.Sprintf("too little traffic to judge (%d requests): holding", v.Samples)
+	case ReasonRise:
+		return fmt.Sprintf("%s <= %s: rising", p, v.Target)
+	case ReasonUnused:
+		return fmt.Sprintf("%s <= %s, limit not in use (%d inside): holding", p, v.Target, v.Active)
+	case ReasonSlow:
+		return fmt.Sprintf("%s > %s", p, v.Target)
+	case ReasonErrors:
+		return fmt.Sprintf("%s > %.1f%%", errs, float64(v.BoundPPM)/1e4)
+	case ReasonDraining:
+		return fmt.Sprintf("%s or %s over, %d inside still draining: holding", p, errs, v.Active)
+	case ReasonPinned:
+		return "pinned"
+	case ReasonCeiling:
+		return fmt.Sprintf("%s <= %s: at max_active", p, v.Target)
+	case ReasonFloor:
+		return fmt.Sprintf("%s / %s over: at min_active", p, errs)
+	}
+	return "unknown"
+}
+
+// roundLatency keeps three significant figures at most.
+func roundLatency(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// autopilotMeter counts this instance's measurements since its last
+// report, lock-free: Measure runs on every admitted request.
+type autopilotMeter struct {
+	buckets          [AutopilotBuckets]atomic.Int64
+	errors, requests atomic.Int64
+}
+
+// take empties the meter into a report.
+func (m *autopilotMeter) take() AutopilotReport {
+	var r AutopilotReport
+	for i := range m.buckets {
+		r.Buckets[i] = m.buckets[i].Swap(0)
+	}
+	r.Errors, r.Requests = m.errors.Swap(0), m.requests.Swap(0)
+	return r
+}
+
+// Measure records the site's answer to an admitted request of room: its
+// status (a 5xx, the gateway's own 502 and 504 included, is an error) and
+// its time to the first byte. Paths the room's autopilot excludes are not
+// measured, a client that went away (499) or an upgraded connection (101)
+// says nothing of the site, and the first AutopilotWarmup of a session
+// (from entered; zero: unknown) counts toward errors only. Cheap: a few
+// atomic adds. A room without an autopilot ignores it.
+func (rs *Rooms) Measure(room, path string, status int, firstByte time.Duration, entered time.Time) {
+	lr := rs.get(room)
+	if lr == nil {
+		return
+	}
+	ap := lr.room().Autopilot
+	if ap == nil || status == 499 || status == http.StatusSwitchingProtocols || ap.Excluded(path) {
+		return
+	}
+	lr.meter.requests.Add(1)
+	if status >= 500 {
+		lr.meter.errors.Add(1)
+	}
+	if !entered.IsZero() && time.Since(entered) < AutopilotWarmup {
+		return
+	}
+	lr.meter.buckets[bucketOf(firstByte)].Add(1)
+}
+
+// autopiloted puts the autopilot's limit into lim, the room's limits under
+// the override o in mode: not while the operator pins max_active (o's own
+// applies), nor in a mode that sets the limits itself (paused, reject,
+// passthrough). Before the store's first answer the limit is min_active.
+func (lr *liveRoom) autopiloted(lim Limits, mode Mode, o Override) (Limits, *AutopilotView) {
+	r := lr.room()
+	ap := r.Autopilot
+	if ap == nil {
+		return lim, nil
+	}
+	v := lr.auto.Load()
+	if v == nil {
+		v = &AutopilotView{AutopilotState: AutopilotState{Limit: ap.MinActive, Reason: ReasonStart}}
+	}
+	c := *v
+	c.Target, c.Percentile, c.BoundPPM, c.Min, c.Max = ap.Target, ap.Percentile, ap.ErrorsPPM, ap.MinActive, r.Limits.MaxActive
+	if o.MaxActive != nil {
+		c.Limit, c.Reason = *o.MaxActive, ReasonPinned
+	} else {
+		c.Limit = max(ap.MinActive, min(r.Limits.MaxActive, c.Limit))
+	}
+	c.Rate = scaleRate(r.Limits.AdmitRate, c.Limit, r.Limits.MaxActive)
+	if o.AdmitRate != nil {
+		c.Rate = *o.AdmitRate
+	}
+	if mode != ModeFIFO && mode != ModeRandom || o.MaxActive != nil {
+		return lim, &c
+	}
+	lim.MaxActive = c.Limit
+	if o.AdmitRate == nil {
+		lim.AdmitRate, lim.AdmitBurst = c.Rate, scaleBurst(r.Limits.AdmitBurst, c.Limit, r.Limits.MaxActive)
+	}
+	return lim, &c
+}
+
+// scaleRate is the admission rate that goes with limit: admit_rate (the
+// ceiling's) scaled by limit/ceiling, at least 1 per its period; an
+// unlimited admit_rate stays unlimited (max_active alone bounds the room).
+func scaleRate(ceil Rate, limit, ceiling int) Rate {
+	if ceil.IsUnlimited() || ceiling <= 0 || limit >= ceiling {
+		return ceil
+	}
+	return Rate{N: max(1, ceil.N*int64(limit)/int64(ceiling)), Per: ceil.Per}
+}
+
+// scaleBurst scales the token bucket alike, at least 1.
+func scaleBurst(burst, limit, ceiling int) int {
+	if ceiling <= 0 || limit >= ceiling {
+		return burst
+	}
+	return max(1, burst*limit/ceiling)
+}
+
+// autopilot reports this instance's measurements to the store and puts the
+// limit it answers in effect, under the override o just read. A store that
+// fails leaves the last limit in effect, frozen (the tick reports the
+// failure itself).
+func (a *Admitter) autopilot(ctx context.Context, o Override) {
+	lr := a.lr
+	room := lr.room()
+	ap := room.Autopilot
+	if ap == nil {
+		lr.auto.Store(nil)
+		return
+	}
+	aps, ok := As[Autopilots](a.rs.store)
+	if !ok {
+		return
+	}
+	rep := lr.meter.take()
+	rep.Active = lr.stats.Load().Active
+	pin := -1
+	if o.MaxActive != nil {
+		pin = *o.MaxActive
+	}
+	p := AutopilotParams{Interval: ap.Interval, Target: ap.Target, Percentile: ap.Percentile, ErrorsPPM: ap.ErrorsPPM,
+		Min: ap.MinActive, Max: room.Limits.MaxActive, Pin: pin}
+	st, err := aps.Autopilot(ctx, lr.name, p, rep)
+	if err != nil {
+		lr.freezeAutopilot()
+		return
+	}
+	prev := lr.auto.Load()
+	lr.auto.Store(&AutopilotView{AutopilotState: st})
+	lr.setOverride(o)
+	v := lr.eff.Load().Autopilot
+	if v == nil {
+		return
+	}
+	if ob, ok := a.rs.obs.(AutopilotObserver); ok {
+		ob.Autopilot(lr.label(), v)
+	}
+	if st.Decided && (prev == nil || prev.Limit != st.Limit) {
+		from := ap.MinActive
+		if prev != nil {
+			from = prev.Limit
+		}
+		a.log.Info("autopilot moved the limit", zap.Int("from", from), zap.Int("to", st.Limit), zap.String("reason", v.ReasonText()))
+		if n, ok := a.rs.notify.(AutopilotNotifier); ok {
+			n.AutopilotChanged(lr.name, from, v)
+		}
+	}
+}
+
+// freezeAutopilot marks the room's autopilot frozen: the store did not
+// answer, so its limit stays as it was (and shows so).
+func (lr *liveRoom) freezeAutopilot() {
+	v := lr.auto.Load()
+	if v == nil || lr.room().Autopilot == nil {
+		return
+	}
+	c := *v
+	c.Frozen = true
+	lr.auto.Store(&c)
+	lr.setOverride(lr.eff.Load().Override)
+}
+
+// AutopilotObserver is an Observer that publishes a room's autopilot
+// (metrics.Metrics: waitroom_autopilot_limit and the figures beside it).
+type AutopilotObserver interface {
+	Autopilot(room string, v *AutopilotView)
+}
+
+// AutopilotNotifier is a Notifier that tells of the limit the autopilot
+// moved (the webhook room.autopilot_changed), from the limit before.
+type AutopilotNotifier interface {
+	AutopilotChanged(room string, from int, v *AutopilotView)
+}
