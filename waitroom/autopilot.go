@@ -195,6 +195,8 @@ const (
 	ReasonCeiling                         // within target at max_active
 	ReasonFloor                           // over, at min_active
 	ReasonFrozen                          // the store is unreachable: held (Go only)
+	ReasonRecovering                      // over, but improving since the last cut: held
+	ReasonAtTarget                        // within the last quarter below the target: held
 )
 
 // AutopilotState is the limit the store decided and what it decided on.
@@ -266,21 +268,26 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 }
 
 // DecideAutopilot is the controller, one step: the limit after the step
-// measured s, from limit. The memory store runs it; autopilot.lua is the
-// same rule in Lua (the conformance suite holds both to it).
+// measured s, from limit, with last the step before's judgement. The
+// memory store runs it; autopilot.lua is the same rule in Lua (the
+// conformance suite holds both to it).
 //
 // Over the target or the error bound, the limit falls at once, by at least
 // a fifth and at most half, in proportion to how far over the latency is
 // (target/latency, the gradient of Netflix's and Envoy's limiters with
 // the operator's target standing for their unloaded latency), by 30% for
 // errors; from the sessions actually inside when fewer than the limit.
-// But while more sessions are inside than the limit (a rush admitted
-// earlier, which cannot be evicted, still drains) it holds: cutting again
-// would only punish the line for the past. Within both, it rises by a
-// tenth (at least 1) when the limit is in use (at least 80% of it inside),
-// and holds otherwise: a limit nobody reaches proves nothing about the
+// But it holds while more sessions are inside than the limit (a rush
+// admitted earlier, which cannot be evicted, still drains), and in the
+// step after a cut or such a hold while what was over improves by a tenth
+// (the site works off the backlog the rush left): cutting again would
+// only punish the line for the past. Within both bounds it rises when the
+// limit is in use (at least 80% of it inside), by a tenth (at least 1; 2
+// while the latency is under half the target), holds within the last
+// quarter below the target (it is where it should be), and holds when the
+// limit is not in use: a limit nobody reaches proves nothing about the
 // site. With fewer than AutopilotMinSamples requests it holds.
-func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep) (int, AutopilotReason, int64, int64) {
+func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState) (int, AutopilotReason, int64, int64) {
 	lat, timed := s.Percentile(p.Percentile)
 	var errPPM int64
 	if s.Requests > 0 {
@@ -298,6 +305,13 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep) (int, Autop
 		if active > L {
 			return limit, ReasonDraining, lat, errPPM
 		}
+		switch last.Reason {
+		case ReasonSlow, ReasonErrors, ReasonDraining, ReasonRecovering:
+			better := (!slow || lat*10 < last.Latency.Microseconds()*9) && (!failing || errPPM*10 < last.ErrorsPPM*9)
+			if better {
+				return limit, ReasonRecovering, lat, errPPM
+			}
+		}
 		base := L
 		if active > 0 && active < L {
 			base = active
@@ -312,8 +326,14 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep) (int, Autop
 		return int(next), why, lat, errPPM
 	case active*10 < L*8:
 		return limit, ReasonUnused, lat, errPPM
+	case lat*4 > target*3:
+		return limit, ReasonAtTarget, lat, errPPM
 	}
-	next := L + max(1, L/10)
+	step := max(1, L/10)
+	if lat*2 <= target {
+		step = max(2, step)
+	}
+	next := L + step
 	if next >= int64(p.Max) {
 		return p.Max, ReasonCeiling, lat, errPPM
 	}
@@ -359,7 +379,7 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 			}
 			rec.Limit, why = p.Pin, ReasonPinned
 		} else {
-			rec.Limit, why, lat, errPPM = DecideAutopilot(p, p.Clamp(rec.Limit), &rec.Step)
+			rec.Limit, why, lat, errPPM = DecideAutopilot(p, p.Clamp(rec.Limit), &rec.Step, rec.Last)
 		}
 		out = AutopilotState{Step: rec.Last.Step + 1, Latency: time.Duration(lat) * time.Microsecond,
 			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}

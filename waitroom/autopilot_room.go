@@ -62,6 +62,10 @@ func (v *AutopilotView) ReasonText() string {
 		return "pinned"
 	case ReasonCeiling:
 		return fmt.Sprintf("%s <= %s: at max_active", p, v.Target)
+	case ReasonRecovering:
+		return fmt.Sprintf("%s / %s over but improving since the cut: holding", p, errs)
+	case ReasonAtTarget:
+		return fmt.Sprintf("%s, within a quarter of %s: holding", p, v.Target)
 	case ReasonFloor:
 		return fmt.Sprintf("%s / %s over: at min_active", p, errs)
 	}

@@ -77,13 +77,15 @@ func testAutopilot(t *testing.T, e *env) {
 		t.Fatalf("first call: %+v, want step 0 not decided", st)
 	}
 	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10))
-	check("fast and in use", st, 11, waitroom.ReasonRise)
+	check("fast and in use", st, 12, waitroom.ReasonRise)
 	// 100 requests in (35ms, 50ms]: the 90th is 9/10 into the bucket.
 	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
-	check("too little traffic", e.autopilotStepWith(p, timed(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 11)), 11, waitroom.ReasonIdle)
-	check("limit not in use", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 8)), 11, waitroom.ReasonUnused)
+	// p90 490ms: within a quarter below the 500ms target.
+	check("near the target", e.autopilotStepWith(p, timed(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, timed(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 12)), 12, waitroom.ReasonIdle)
+	check("limit not in use", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 8)), 12, waitroom.ReasonUnused)
 
 	p.Pin = 30
 	check("pinned at once", e.autopilot(p, waitroom.AutopilotReport{}), 30, waitroom.ReasonPinned)
@@ -97,6 +99,11 @@ func testAutopilot(t *testing.T, e *env) {
 		t.Fatalf("slow step: p90 %v, want 635ms", st.Latency)
 	}
 	check("slow while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
+	// 85 fast, 15 in (500ms, 650ms]: p90 550ms, over but a tenth better
+	// than 635ms.
+	better := timed(85, 40*time.Millisecond, 0, 20)
+	better.Buckets[12], better.Requests = 15, 100
+	check("slow but improving", e.autopilotStepWith(p, better), 23, waitroom.ReasonRecovering)
 	// 3% failed of 100, 20 inside: 20 × 0.7.
 	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 3, 20))
 	check("failing", st, 14, waitroom.ReasonErrors)
@@ -106,6 +113,9 @@ func testAutopilot(t *testing.T, e *env) {
 	check("far too slow, at the floor", e.autopilotStepWith(p, timed(100, 10*time.Second, 0, 14)), 10, waitroom.ReasonFloor)
 	p.Max = 11
 	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
+	if waitroom.AutopilotBounds[12] != 650e3 {
+		t.Fatal("the buckets moved: the figures above assume (500ms, 650ms] is bucket 12")
+	}
 	p.Min, p.Max = 3, 5
 	if st := e.autopilot(p, waitroom.AutopilotReport{}); st.Limit != 5 {
 		t.Fatalf("after the ceiling fell to 5: limit %d", st.Limit)

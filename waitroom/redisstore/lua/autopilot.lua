@@ -30,6 +30,7 @@ local MIN_SAMPLES = 20 -- AutopilotMinSamples
 
 -- The reasons (AutopilotReason).
 local R_START, R_IDLE, R_RISE, R_UNUSED, R_SLOW, R_FAILING, R_DRAINING, R_PINNED, R_CEILING, R_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+local R_RECOVERING, R_AT_TARGET = 11, 12 -- 10 is Go's "frozen"
 
 local function idiv(a, b) return math.floor(a / b) end
 local function clamp(l) return math.max(MIN, math.min(MAX, l)) end
@@ -79,6 +80,11 @@ local function decide(limit)
   local active = st.a
   if slow or failing then
     if active > limit then return limit, R_DRAINING, lat, errppm end
+    local lr = st.reason
+    if lr == R_SLOW or lr == R_FAILING or lr == R_DRAINING or lr == R_RECOVERING then
+      local better = (not slow or lat * 10 < st.lat * 9) and (not failing or errppm * 10 < st.err * 9)
+      if better then return limit, R_RECOVERING, lat, errppm end
+    end
     local base = limit
     if active > 0 and active < limit then base = active end
     local nxt, why = idiv(base * 7, 10), R_FAILING
@@ -89,7 +95,10 @@ local function decide(limit)
     return nxt, why, lat, errppm
   end
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, errppm end
-  local nxt = limit + math.max(1, idiv(limit, 10))
+  if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, errppm end
+  local step = math.max(1, idiv(limit, 10))
+  if lat * 2 <= TARGET then step = math.max(2, step) end
+  local nxt = limit + step
   if nxt >= MAX then return MAX, R_CEILING, lat, errppm end
   return nxt, R_RISE, lat, errppm
 end
