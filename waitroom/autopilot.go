@@ -273,17 +273,19 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // conformance suite holds both to it).
 //
 // Over the target or the error bound, the limit falls at once, by at least
-// a fifth and at most half, in proportion to how far over the latency is
-// (target/latency, the gradient of Netflix's and Envoy's limiters with
-// the operator's target standing for their unloaded latency), by 30% for
-// errors; from the sessions actually inside when fewer than the limit.
+// a fifth and at most half, in proportion to how far over it is: by
+// target/latency (the gradient of Netflix's and Envoy's limiters, with
+// the operator's target standing for their unloaded latency) and by the
+// share that failed, the deeper of the two; from the sessions actually
+// inside when fewer than the limit.
 // But it holds while more sessions are inside than the limit (a rush
 // admitted earlier, which cannot be evicted, still drains), and in the
 // step after a cut or such a hold while what was over improves by a tenth
 // (the site works off the backlog the rush left): cutting again would
 // only punish the line for the past. Within both bounds it rises when the
-// limit is in use (at least 80% of it inside), by a tenth (at least 1; 2
-// while the latency is under half the target), holds within the last
+// limit is in use (at least 80% of it inside): by a tenth (at least 2)
+// while the latency is under half the target, then by a twentieth (at
+// least 1), so it nears the knee of the site's curve gently; it holds within the last
 // quarter below the target (it is where it should be), and holds when the
 // limit is not in use: a limit nobody reaches proves nothing about the
 // site. With fewer than AutopilotMinSamples requests it holds.
@@ -316,10 +318,17 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		if active > 0 && active < L {
 			base = active
 		}
-		next, why := base*7/10, ReasonErrors
-		if !failing {
-			next, why = min(base*4/5, max(base/2, base*target/lat)), ReasonSlow
+		// The cut is the deeper of the two: target/latency, and the share
+		// that did not fail (a site failing 25% of requests was asked a
+		// third more than it serves); by a fifth to a half.
+		next, why := base*4/5, ReasonSlow
+		if slow {
+			next = min(next, base*target/lat)
 		}
+		if failing {
+			next, why = min(next, base*(1_000_000-errPPM)/1_000_000), ReasonErrors
+		}
+		next = max(next, base/2)
 		if next < int64(p.Min) {
 			next, why = int64(p.Min), ReasonFloor
 		}
@@ -329,9 +338,9 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, errPPM
 	}
-	step := max(1, L/10)
+	step := max(1, L/20)
 	if lat*2 <= target {
-		step = max(2, step)
+		step = max(2, L/10)
 	}
 	next := L + step
 	if next >= int64(p.Max) {

@@ -43,7 +43,7 @@ func simSpan(short, long time.Duration) time.Duration {
 func autopilotConfig(site string, maxActive int, auto bool, store string) string {
 	ap := ""
 	if auto {
-		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: 8 }", simTarget, simStep)
+		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: 8, exclude: [/shop/done] }", simTarget, simStep)
 	}
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"

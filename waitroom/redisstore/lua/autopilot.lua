@@ -87,17 +87,17 @@ local function decide(limit)
     end
     local base = limit
     if active > 0 and active < limit then base = active end
-    local nxt, why = idiv(base * 7, 10), R_FAILING
-    if not failing then
-      nxt, why = math.min(idiv(base * 4, 5), math.max(idiv(base, 2), idiv(base * TARGET, lat))), R_SLOW
-    end
+    local nxt, why = idiv(base * 4, 5), R_SLOW
+    if slow then nxt = math.min(nxt, idiv(base * TARGET, lat)) end
+    if failing then nxt, why = math.min(nxt, idiv(base * (1000000 - errppm), 1000000)), R_FAILING end
+    nxt = math.max(nxt, idiv(base, 2))
     if nxt < MIN then nxt, why = MIN, R_FLOOR end
     return nxt, why, lat, errppm
   end
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, errppm end
   if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, errppm end
-  local step = math.max(1, idiv(limit, 10))
-  if lat * 2 <= TARGET then step = math.max(2, step) end
+  local step = math.max(1, idiv(limit, 20))
+  if lat * 2 <= TARGET then step = math.max(2, idiv(limit, 10)) end
   local nxt = limit + step
   if nxt >= MAX then return MAX, R_CEILING, lat, errppm end
   return nxt, R_RISE, lat, errppm
