@@ -193,9 +193,6 @@ func (a *Admitter) Tick(ctx context.Context) {
 // one would flip store_up and count outages that never were. Anything
 // else is the store failing.
 func (a *Admitter) failed(ctx, tctx context.Context, err error) {
-	if ctx.Err() == nil {
-		a.lr.freezeAutopilot()
-	}
 	switch {
 	case ctx.Err() != nil:
 	case tctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
@@ -204,6 +201,7 @@ func (a *Admitter) failed(ctx, tctx context.Context, err error) {
 			a.log.Warn("admission tick took longer than the tick; skipped (logged once a minute)", zap.Duration("tick", a.lr.room().Tick), zap.Error(err))
 		}
 	default:
+		a.freeze()
 		a.rs.health.failed(err)
 	}
 }

@@ -68,7 +68,10 @@ const (
 func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 	var p conf.Problems
 	if c.Target == "" {
-		if c.Percentile != "" || c.Errors != "" || c.MinActive != 0 || c.Interval != "" || len(c.Exclude) > 0 {
+		// The defaults may stand (configs/waitroom.yaml shows every key);
+		// anything else set without a target is a mistake.
+		if c.Percentile != "" && c.Percentile != "p90" || c.Errors != "" && c.Errors != "2%" || c.MinActive != 0 ||
+			c.Interval != "" && c.Interval != "15s" || len(c.Exclude) > 0 {
 			p.Add("target", "required to turn the autopilot on (its other keys are set)")
 		}
 		return nil, p.Err()
@@ -184,19 +187,19 @@ type AutopilotReason int
 
 // The reasons, as the stores answer them (autopilot.lua's R_ codes).
 const (
-	ReasonStart    AutopilotReason = iota // no step judged yet: the limit starts at the floor
-	ReasonIdle                            // too little traffic to judge: held
-	ReasonRise                            // within target and the limit in use: raised
-	ReasonUnused                          // within target but the limit not in use: held
-	ReasonSlow                            // over the latency target: cut
-	ReasonErrors                          // over the error bound: cut
-	ReasonDraining                        // over, but a rush admitted earlier still drains: held
-	ReasonPinned                          // the operator pinned max_active
-	ReasonCeiling                         // within target at max_active
-	ReasonFloor                           // over, at min_active
-	ReasonFrozen                          // the store is unreachable: held (Go only)
-	ReasonRecovering                      // over, but improving since the last cut: held
-	ReasonAtTarget                        // within the last quarter below the target: held
+	ReasonStart      AutopilotReason = iota // no step judged yet: the limit starts at the floor
+	ReasonIdle                              // too little traffic to judge: held
+	ReasonRise                              // within target and the limit in use: raised
+	ReasonUnused                            // within target but the limit not in use: held
+	ReasonSlow                              // over the latency target: cut
+	ReasonErrors                            // over the error bound: cut
+	ReasonDraining                          // over, but a rush admitted earlier still drains: held
+	ReasonPinned                            // the operator pinned max_active
+	ReasonCeiling                           // within target at max_active
+	ReasonFloor                             // over, at min_active
+	ReasonFrozen                            // the store is unreachable: held (Go only)
+	ReasonRecovering                        // over, but improving since the last cut: held
+	ReasonAtTarget                          // within the last quarter below the target: held
 )
 
 // AutopilotState is the limit the store decided and what it decided on.

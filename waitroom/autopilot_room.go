@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -205,7 +206,11 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 		Min: ap.MinActive, Max: room.Limits.MaxActive, Pin: pin}
 	st, err := aps.Autopilot(ctx, lr.name, p, rep)
 	if err != nil {
-		lr.freezeAutopilot()
+		// A tick that ran out of its time keeps the limit as it is; a
+		// store that fails freezes it, and says so.
+		if !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			a.freeze()
+		}
 		return
 	}
 	prev := lr.auto.Load()
@@ -226,6 +231,16 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 		a.log.Info("autopilot moved the limit", zap.Int("from", from), zap.Int("to", st.Limit), zap.String("reason", v.ReasonText()))
 		if n, ok := a.rs.notify.(AutopilotNotifier); ok {
 			n.AutopilotChanged(lr.name, from, v)
+		}
+	}
+}
+
+// freeze freezes the room's autopilot and publishes it so.
+func (a *Admitter) freeze() {
+	a.lr.freezeAutopilot()
+	if v := a.lr.eff.Load().Autopilot; v != nil {
+		if ob, ok := a.rs.obs.(AutopilotObserver); ok {
+			ob.Autopilot(a.lr.label(), v)
 		}
 	}
 }

@@ -12,19 +12,22 @@ import (
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
-// The simulated site of these tests: 4 workers, 100ms each, 40 requests a
-// second; visitors ask for a page every 500ms for 10s, so the ideal count
+// The simulated site of these tests: 4 workers, 200ms each, 20 requests a
+// second; visitors ask for a page every second for 12s, so the ideal count
 // inside is C·T/S = 20. The autopilot's step is 2s (the default is 15s):
-// the tests scale time down, not the controller's rules.
+// the tests scale time down, not the controller's rules. The rates are
+// low on purpose: the machine running them is busy, and a gateway short
+// of CPU adds latency the site does not have.
 const (
 	simWorkers = 4
-	simService = 100 * time.Millisecond
-	simPeriod  = 500 * time.Millisecond
-	simSession = 10 * time.Second
+	simService = 200 * time.Millisecond
+	simPeriod  = time.Second
+	simSession = 12 * time.Second
 	simIdeal   = float64(simWorkers) * float64(simPeriod) / float64(simService) // 20
-	simQueue   = 40                                                                                // waiting past which the site answers 503
-	simTarget  = 500 * time.Millisecond
+	simQueue   = 40                                                              // waiting past which the site answers 503
+	simTarget  = time.Second
 	simStep    = 2 * time.Second
+	simPoll    = 2 * time.Second // a waiting visitor's poll
 )
 
 // simLong makes the simulated runs as long as the figures
@@ -58,8 +61,8 @@ rooms:
     max_active: %[2]d
     session_ttl: 30s
     abandon_after: 20s
-    page: { refresh: 1s, refresh_max: 5s }
-    tick: 250ms
+    page: { refresh: 2s, refresh_max: 5s }
+    tick: 500ms
     join_limit: unlimited
     session_clients: 0
     %[5]s
@@ -135,16 +138,16 @@ func limitAt(ss []simSample, t time.Time) int {
 func TestAutopilot_SimulatedSite(t *testing.T) {
 	t.Run("gateways=1", func(t *testing.T) {
 		t.Parallel()
-		simulate(t, 1, "")
+		simulate(t, 1, "", true)
 	})
 	t.Run("gateways=3", func(t *testing.T) {
 		t.Parallel()
 		srv := redistest.Start(t)
-		simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()))
+		simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()), false)
 	})
 }
 
-func simulate(t *testing.T, n int, store string) {
+func simulate(t *testing.T, n int, store string, changes bool) {
 	site, url := newSimSite(t, simWorkers, simService, simQueue)
 	cfg := autopilotConfig(url, int(3*simIdeal), true, store)
 	var apps []*App
@@ -155,22 +158,25 @@ func simulate(t *testing.T, n int, store string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	crowd := &simCrowd{gateways: bases, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: 500 * time.Millisecond}
+	crowd := &simCrowd{gateways: bases, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: simPoll}
 	start := time.Now()
 	samples := watch(ctx, apps)
-	wg := crowd.run(ctx, int(3*simIdeal))
+	wg := crowd.run(ctx, int(2.5*simIdeal))
 
 	converge, measure := simSpan(30*time.Second, 60*time.Second), simSpan(20*time.Second, 60*time.Second)
 	time.Sleep(converge + measure)
 	steady := time.Now()
-	site.set(2*simWorkers, simService) // capacity doubled: the ideal is 40
+	var doubled, slow, end time.Time
 	grow := simSpan(30*time.Second, 60*time.Second)
-	time.Sleep(grow)
-	doubled := time.Now()
-	site.set(2*simWorkers, 3*simService) // service time tripled: the ideal is 13
-	slow := time.Now()
-	time.Sleep(simSpan(30*time.Second, 60*time.Second))
-	end := time.Now()
+	if changes {
+		site.set(2*simWorkers, simService) // capacity doubled: the ideal is 40
+		time.Sleep(grow)
+		doubled = time.Now()
+		site.set(2*simWorkers, 3*simService) // service time tripled: the ideal is 13
+		slow = time.Now()
+		time.Sleep(simSpan(30*time.Second, 60*time.Second))
+		end = time.Now()
+	}
 	cancel()
 	wg.Wait()
 	ss := samples()
@@ -178,7 +184,7 @@ func simulate(t *testing.T, n int, store string) {
 	logSteps(t, ss[0], start)
 	f := site.rec.figures(start.Add(converge), steady)
 	limit := meanLimit(ss[0], start.Add(converge), steady)
-	t.Logf("gateways=%d, after %v: %v, utilisation %.0f%%, mean limit %.1f (ideal %.0f)", n, converge, f, 100*f.perSecond/(simWorkers/simService.Seconds()), limit, simIdeal)
+	t.Logf("gateways=%d, %v after %v: %v, utilisation %.0f%%, mean limit %.1f (ideal %.0f)", n, measure, converge, f, 100*f.perSecond/(simWorkers/simService.Seconds()), limit, simIdeal)
 	if f.p90 > simTarget {
 		t.Errorf("steady p90 %v over the target %v", f.p90, simTarget)
 	}
@@ -191,23 +197,31 @@ func simulate(t *testing.T, n int, store string) {
 	if limit < 0.75*simIdeal || limit > 1.25*simIdeal {
 		t.Errorf("mean limit %.1f, want within ±25%% of %.0f", limit, simIdeal)
 	}
+	checkOneLimit(t, ss)
+	if !changes {
+		return
+	}
 	// Capacity doubled: within a minute (the run's span) the limit is well
 	// above the old ideal.
-	if grown := meanLimit(ss[0], doubled.Add(-simSpan(10*time.Second, 20*time.Second)), doubled); grown < 1.25*simIdeal {
+	grown := meanLimit(ss[0], doubled.Add(-simSpan(10*time.Second, 20*time.Second)), doubled)
+	t.Logf("capacity doubled: mean limit %.1f over the last 10s of %v; %v", grown, grow, site.rec.figures(doubled.Add(-10*time.Second), doubled))
+	if grown < 1.25*simIdeal {
 		t.Errorf("capacity doubled: the limit is %.1f %v later, want above %.0f", grown, grow, 1.25*simIdeal)
 	}
 	// Service time tripled: within two steps (and the tick and the slow
-	// site's own answers that tell it) the limit is below where it was.
+	// site's own answers that tell it) the limit is below where it was,
+	// and the site recovers: over the run's last 10s, no more than the
+	// error bound of 503s, and a p90 within the target plus a service time.
 	before := limitAt(ss[0], slow)
 	after := limitAt(ss[0], slow.Add(2*simStep+3*time.Second))
-	t.Logf("service time tripled: limit %d, two steps later %d; last: %v", before, after, site.rec.figures(end.Add(-8*time.Second), end))
+	last := site.rec.figures(end.Add(-10*time.Second), end)
+	t.Logf("service time tripled: limit %d, two steps later %d; last 10s: %v, limit %.1f", before, after, last, meanLimit(ss[0], end.Add(-10*time.Second), end))
 	if after >= before {
 		t.Errorf("service time tripled: limit %d two steps later, want below %d", after, before)
 	}
-	if rec := site.rec.figures(end.Add(-8*time.Second), end); rec.p90 > simTarget+3*simService || rec.share503 > 0.05 {
-		t.Errorf("after the service time tripled the site did not recover: %v", rec)
+	if last.p90 > simTarget+3*simService || last.share503 > 0.02 {
+		t.Errorf("after the service time tripled the site did not recover: %v", last)
 	}
-	checkOneLimit(t, ss)
 }
 
 // checkOneLimit: every gateway applies one limit (they agree within a
