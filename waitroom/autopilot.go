@@ -61,7 +61,7 @@ const (
 	// AutopilotMinSamples is the fewest requests a step must have measured
 	// across instances for the controller to judge the site: with fewer it
 	// holds the limit.
-	AutopilotMinSamples = 20
+	AutopilotMinSamples = 10
 )
 
 // Build checks the section; nil when it is off (no target).

@@ -12,22 +12,22 @@ import (
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
-// The simulated site of these tests: 4 workers, 200ms each, 20 requests a
-// second; visitors ask for a page every second for 12s, so the ideal count
+// The simulated site of these tests: 4 workers, 400ms each, 10 requests a
+// second; visitors ask for a page every 2s for 24s, so the ideal count
 // inside is C·T/S = 20. The autopilot's step is 2s (the default is 15s):
 // the tests scale time down, not the controller's rules. The rates are
-// low on purpose: the machine running them is busy, and a gateway short
-// of CPU adds latency the site does not have.
+// low and the service time long on purpose: the machine running them is
+// busy, and a process short of CPU adds latency the site does not have.
 const (
 	simWorkers = 4
-	simService = 200 * time.Millisecond
-	simPeriod  = time.Second
-	simSession = 12 * time.Second
+	simService = 400 * time.Millisecond
+	simPeriod  = 2 * time.Second
+	simSession = 24 * time.Second
 	simIdeal   = float64(simWorkers) * float64(simPeriod) / float64(simService) // 20
-	simQueue   = 40                                                              // waiting past which the site answers 503
-	simTarget  = time.Second
+	simQueue   = 20                                                             // waiting past which the site answers 503
+	simTarget  = 2 * time.Second
 	simStep    = 2 * time.Second
-	simPoll    = 2 * time.Second // a waiting visitor's poll
+	simPoll    = 3 * time.Second // a waiting visitor's poll
 )
 
 // simLong makes the simulated runs as long as the issue's figures
@@ -46,7 +46,7 @@ func simSpan(short, long time.Duration) time.Duration {
 func autopilotConfig(site string, maxActive int, auto bool, store string) string {
 	ap := ""
 	if auto {
-		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: 8, exclude: [/shop/done] }", simTarget, simStep)
+		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: 10, exclude: [/shop/done] }", simTarget, simStep)
 	}
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"
@@ -59,9 +59,9 @@ upstreams:
 rooms:
   shop:
     max_active: %[2]d
-    session_ttl: 30s
+    session_ttl: 60s
     abandon_after: 20s
-    page: { refresh: 2s, refresh_max: 5s }
+    page: { refresh: 3s, refresh_max: 5s }
     tick: 500ms
     join_limit: unlimited
     session_clients: 0
@@ -136,18 +136,51 @@ func limitAt(ss []simSample, t time.Time) int {
 // capacity doubles (the limit follows up within a minute) and its service
 // time triples (the limit falls within two steps, and the site recovers).
 func TestAutopilot_SimulatedSite(t *testing.T) {
-	t.Run("gateways=1", func(t *testing.T) {
-		t.Parallel()
-		simulate(t, 1, "", true)
+	t.Parallel()
+	var auto, fixed simFigures
+	t.Run("runs", func(t *testing.T) {
+		t.Run("gateways=1", func(t *testing.T) {
+			t.Parallel()
+			auto = simulate(t, 1, "", true)
+		})
+		t.Run("gateways=3", func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()), false)
+		})
+		t.Run("fixed", func(t *testing.T) {
+			t.Parallel()
+			fixed = simulateFixed(t)
+		})
 	})
-	t.Run("gateways=3", func(t *testing.T) {
-		t.Parallel()
-		srv := redistest.Start(t)
-		simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()), false)
-	})
+	// With max_active fixed at 3× the ideal the site collapses behind an
+	// orderly line; with the autopilot it does not.
+	t.Logf("fixed max_active %d: %v", int(3*simIdeal), fixed)
+	t.Logf("autopilot:         %v", auto)
+	if fixed.share503 <= 0.02 && fixed.p90 <= simTarget {
+		t.Errorf("fixed max_active 3× too high did not collapse the site: %v", fixed)
+	}
 }
 
-func simulate(t *testing.T, n int, store string, changes bool) {
+// simulateFixed runs the site behind one gateway whose room has max_active
+// fixed at three times the ideal, and returns the site's figures once the
+// same crowd has had the time the autopilot gets to converge.
+func simulateFixed(t *testing.T) simFigures {
+	site, url := newSimSite(t, simWorkers, simService, simQueue)
+	_, base := startGateway(t, autopilotConfig(url, int(3*simIdeal), false, ""))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	crowd := &simCrowd{gateways: []string{base}, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: simPoll}
+	start := time.Now()
+	wg := crowd.run(ctx, int(2.5*simIdeal))
+	converge, measure := simSpan(30*time.Second, 60*time.Second), simSpan(20*time.Second, 60*time.Second)
+	time.Sleep(converge + measure)
+	cancel()
+	wg.Wait()
+	return site.rec.figures(start.Add(converge), start.Add(converge+measure))
+}
+
+func simulate(t *testing.T, n int, store string, changes bool) simFigures {
 	site, url := newSimSite(t, simWorkers, simService, simQueue)
 	cfg := autopilotConfig(url, int(3*simIdeal), true, store)
 	var apps []*App
@@ -199,7 +232,7 @@ func simulate(t *testing.T, n int, store string, changes bool) {
 	}
 	checkOneLimit(t, ss)
 	if !changes {
-		return
+		return f
 	}
 	// Capacity doubled: within a minute (the run's span) the limit is well
 	// above the old ideal.
@@ -222,6 +255,7 @@ func simulate(t *testing.T, n int, store string, changes bool) {
 	if last.p90 > simTarget+3*simService || last.share503 > 0.02 {
 		t.Errorf("after the service time tripled the site did not recover: %v", last)
 	}
+	return f
 }
 
 // checkOneLimit: every gateway applies one limit (they agree within a

@@ -26,7 +26,7 @@ local B0 = 10 -- ARGV[B0 + i] is bucket i's count
 local AUTO_BOUNDS = {5e3, 10e3, 20e3, 35e3, 50e3, 75e3, 100e3, 150e3, 200e3, 300e3, 400e3, 500e3, 650e3, 800e3,
   1e6, 1.3e6, 1.6e6, 2e6, 2.5e6, 3.2e6, 4e6, 5e6, 6.5e6, 8e6, 10e6, 15e6, 20e6, 30e6, 60e6}
 local NB = #AUTO_BOUNDS + 1
-local MIN_SAMPLES = 20 -- AutopilotMinSamples
+local MIN_SAMPLES = 10 -- AutopilotMinSamples
 
 -- The reasons (AutopilotReason).
 local R_START, R_IDLE, R_RISE, R_UNUSED, R_SLOW, R_FAILING, R_DRAINING, R_PINNED, R_CEILING, R_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
