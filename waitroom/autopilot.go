@@ -282,7 +282,8 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // share that failed, the deeper of the two; from the sessions actually
 // inside when fewer than the limit.
 // But it holds while more sessions are inside than the limit (a rush
-// admitted earlier, which cannot be evicted, still drains), and in the
+// admitted earlier, which cannot be evicted, still drains) unless the
+// site got much worse than the step before, and in the
 // step after a cut or such a hold while what was over improves by a tenth
 // (the site works off the backlog the rush left): cutting again would
 // only punish the line for the past. Within both bounds it rises when the
@@ -307,7 +308,11 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	L, active := int64(limit), s.Active
 	switch {
 	case slow || failing:
-		if active > L {
+		// Much worse than the step before (half as slow again, half as
+		// many errors again): new strain, not the drain; cut from the
+		// limit even while more than it are inside.
+		worse := slow && lat*2 > last.Latency.Microseconds()*3 || failing && errPPM*2 > last.ErrorsPPM*3
+		if active > L && !worse {
 			return limit, ReasonDraining, lat, errPPM
 		}
 		switch last.Reason {

@@ -99,6 +99,14 @@ func testAutopilot(t *testing.T, e *env) {
 		t.Fatalf("slow step: p90 %v, want 635ms", st.Latency)
 	}
 	check("slow while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
+	// Then a tenth of requests fail, three times the bound: new strain,
+	// cut from the limit while the 30 still drain: 23 × 0.9 is less than
+	// the least cut, a fifth.
+	check("much worse while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 10, 30)), 18, waitroom.ReasonErrors)
+	p.Pin = 23
+	e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30))
+	p.Pin = -1
+	check("slow again while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
 	// 85 fast, 15 in (500ms, 650ms]: p90 550ms, over but a tenth better
 	// than 635ms.
 	better := timed(85, 40*time.Millisecond, 0, 20)

@@ -79,7 +79,8 @@ local function decide(limit)
   local failing = st.e * 1000000 > ERR_PPM * st.r
   local active = st.a
   if slow or failing then
-    if active > limit then return limit, R_DRAINING, lat, errppm end
+    local worse = (slow and lat * 2 > st.lat * 3) or (failing and errppm * 2 > st.err * 3)
+    if active > limit and not worse then return limit, R_DRAINING, lat, errppm end
     local lr = st.reason
     if lr == R_SLOW or lr == R_FAILING or lr == R_DRAINING or lr == R_RECOVERING then
       local better = (not slow or lat * 10 < st.lat * 9) and (not failing or errppm * 10 < st.err * 9)
