@@ -235,6 +235,21 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	}
 }
 
+// declareAutopilots publishes the autopilot of every room that has one
+// as it stands (its start before the first tick), so its series read the
+// limit in effect from the start, not "No data".
+func (rs *Rooms) declareAutopilots(live map[string]*liveRoom) {
+	ob, ok := rs.obs.(AutopilotObserver)
+	if !ok {
+		return
+	}
+	for _, lr := range live {
+		if v := lr.eff.Load().Autopilot; v != nil {
+			ob.Autopilot(lr.label(), v)
+		}
+	}
+}
+
 // freeze freezes the room's autopilot and publishes it so.
 func (a *Admitter) freeze() {
 	a.lr.freezeAutopilot()

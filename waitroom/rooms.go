@@ -140,6 +140,7 @@ func (rs *Rooms) Apply(c RoomsConfig) (removed []string) {
 			d.Declare(r.Name, r.Template == r.Name && r.Template != "")
 		}
 	}
+	rs.declareAutopilots(next)
 	sort.Strings(removed)
 	policy := outagePolicy{policy: c.OnOutage, openAfter: c.OpenAfter}
 	if policy.policy == "" {

@@ -29,7 +29,7 @@ func TestMetrics_QuietGatewayExportsEverySeriesAtZero(t *testing.T) {
 	}
 	_, site := newUpstream(t)
 	cfg := strings.Replace(gwConfig(site.URL, "    max_active: 1"),
-		"routes:\n", "  \"t-{id}\": { max_active: 1 }\nroutes:\n  - { path: \"/t/{id}/\", upstream: site, room: \"t-{id}\" }\n", 1) +
+		"routes:\n", "  \"t-{id}\": { max_active: 1 }\n  calm: { autopilot: { target: 1s } }\nroutes:\n  - { path: \"/t/{id}/\", upstream: site, room: \"t-{id}\" }\n", 1) +
 		"webhooks:\n  - { url: \"http://127.0.0.1:1/hook\", events: [queue.started], secret: \"" + hookSecret + "\" }\n"
 	app, _ := startGateway(t, cfg)
 	body := metricsText(t, app) // no request has been served
