@@ -215,7 +215,9 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	}
 	prev := lr.auto.Load()
 	lr.auto.Store(&AutopilotView{AutopilotState: st})
-	lr.setOverride(o)
+	// The override in effect now: an operator's change that came in
+	// while the store answered (Rooms.Refresh) must not be undone by o.
+	lr.setOverride(lr.eff.Load().Override)
 	v := lr.eff.Load().Autopilot
 	if v == nil {
 		return

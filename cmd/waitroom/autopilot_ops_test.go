@@ -72,7 +72,7 @@ func TestAutopilot_HoldsPinsFreezes(t *testing.T) {
 	_, site := newUpstream(t)
 	cfg := strings.Replace(autopilotConfig(site.URL, 20, true, fmt.Sprintf(
 		"store: { kind: redis, redis: { addrs: [%q], key_prefix: ops, dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms } }", srv.Addr())),
-		"interval: 2s, min_active: 8", "interval: 500ms, min_active: 5", 1)
+		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 5", 1)
 	app, _ := startGateway(t, cfg)
 	c := newAdmin(t, app)
 
@@ -93,9 +93,7 @@ func TestAutopilot_HoldsPinsFreezes(t *testing.T) {
 		if code, _, raw := c.do(http.MethodPatch, "/admin/api/rooms/shop", fmt.Sprintf(`{"max_active": %d}`, n)); code != http.StatusOK {
 			t.Fatalf("PATCH max_active %d: %d %s", n, code, raw)
 		}
-		if l, r, _, _ := autopilotOf(t, c); l != n || r != "pinned" {
-			t.Fatalf("pinned at %d: limit %d %q", n, l, r)
-		}
+		waitAutopilot(t, c, fmt.Sprintf("pinned at %d", n), func(l int, r string, _ bool) bool { return l == n && r == "pinned" })
 		time.Sleep(1200 * time.Millisecond) // steps pass; the pin holds
 		if l, r, _, _ := autopilotOf(t, c); l != n || r != "pinned" {
 			t.Fatalf("pinned at %d, steps later: limit %d %q", n, l, r)
