@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
@@ -315,4 +314,3 @@ func logSteps(t *testing.T, ss []simSample, start time.Time) {
 	}
 }
 
-var _ = waitroom.ReasonPinned
