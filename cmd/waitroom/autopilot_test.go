@@ -313,4 +313,3 @@ func logSteps(t *testing.T, ss []simSample, start time.Time) {
 		}
 	}
 }
-
