@@ -225,7 +225,8 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	if ob, ok := a.rs.obs.(AutopilotObserver); ok {
 		ob.Autopilot(lr.label(), v)
 	}
-	if st.Decided && (prev == nil || prev.Limit != st.Limit) {
+	// The autopilot's own moves: a pin is the operator's, not news to them.
+	if st.Decided && st.Reason != ReasonPinned && (prev == nil || prev.Limit != st.Limit) {
 		from := ap.MinActive
 		if prev != nil {
 			from = prev.Limit

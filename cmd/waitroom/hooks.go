@@ -21,7 +21,10 @@ type hooks struct {
 	log     *zap.Logger
 }
 
-var _ waitroom.Notifier = (*hooks)(nil)
+var (
+	_ waitroom.Notifier          = (*hooks)(nil)
+	_ waitroom.AutopilotNotifier = (*hooks)(nil)
+)
 
 // debounce is how long an instance's claim of a line's start or drain
 // keeps the other instances, which see the same change at their own ticks,
@@ -77,6 +80,21 @@ func (h *hooks) RoomClosed(room, by, fact string) {
 func (h *hooks) VisitorAdmitted(room, visitor, account string, until time.Time, fact string) {
 	h.send(webhook.Event{Type: webhook.VisitorAdmitted, ID: webhook.Key(webhook.VisitorAdmitted, room, fact),
 		Data: webhook.VisitorAdmittedData{Room: room, Visitor: visitor, Account: account, Until: until}})
+}
+
+// AutopilotChanged sends room.autopilot_changed. Only the instance whose
+// report closed the step calls it, but a limit that moves every step
+// (15 s) would flood the on-call: at most one rise and one fall a minute
+// per room go out (claimed in the store like a line's start, so across
+// instances too), a fall never held back by a rise before it.
+func (h *hooks) AutopilotChanged(room string, from int, v *waitroom.AutopilotView) {
+	dir := "up"
+	if v.Limit < from {
+		dir = "down"
+	}
+	h.once(webhook.Key(webhook.RoomAutopilotChanged, room, dir), webhook.Event{Type: webhook.RoomAutopilotChanged,
+		Data: webhook.AutopilotChangedData{Room: room, From: from, To: v.Limit, Rate: v.Rate.String(), Reason: v.ReasonText(),
+			LatencySeconds: v.Latency.Seconds(), ErrorShare: v.ErrorShare()}})
 }
 
 // use puts a dispatcher for the endpoints in service (none: webhooks off),

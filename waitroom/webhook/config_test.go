@@ -8,7 +8,7 @@ import (
 	"github.com/waitroom/waitroom/waitroom/webhook"
 )
 
-const known = "known: queue.started, queue.drained, room.mode_changed, room.closed, visitor.admitted"
+const known = "known: queue.started, queue.drained, room.mode_changed, room.closed, visitor.admitted, room.autopilot_changed"
 
 func TestConfig_ReportsEveryProblemByKey(t *testing.T) {
 	t.Parallel()
@@ -30,7 +30,7 @@ func TestConfig_ReportsEveryProblemByKey(t *testing.T) {
 		{name: "nothing", c: webhook.Config{},
 			want: []string{
 				`url: must be an absolute http or https URL, got none`,
-				`events: must list at least one of queue.started, queue.drained, room.mode_changed, room.closed, visitor.admitted, got none`,
+				`events: must list at least one of queue.started, queue.drained, room.mode_changed, room.closed, visitor.admitted, room.autopilot_changed, got none`,
 				`secret: must be "whsec_" followed by base64 of 24 to 64 bytes, got none`,
 			}},
 		{name: "relative url", c: webhook.Config{URL: "/hooks/abc", Events: []string{"room.closed"}, Secret: secret},

@@ -33,10 +33,15 @@ const (
 	// the site can tell that person. Visitors without one are not sent.
 	// Data: VisitorAdmittedData.
 	VisitorAdmitted EventType = "visitor.admitted"
+	// RoomAutopilotChanged: the room's autopilot moved its limit (rose,
+	// cut, or took the operator's pin). Rate-limited by the gateway: at
+	// most one rise and one fall a minute per room. Data:
+	// AutopilotChangedData.
+	RoomAutopilotChanged EventType = "room.autopilot_changed"
 )
 
 // eventTypes are the event types, in the order docs and errors name them.
-var eventTypes = [...]EventType{QueueStarted, QueueDrained, RoomModeChanged, RoomClosed, VisitorAdmitted}
+var eventTypes = [...]EventType{QueueStarted, QueueDrained, RoomModeChanged, RoomClosed, VisitorAdmitted, RoomAutopilotChanged}
 
 // Events lists every event type.
 func Events() []EventType { return slices.Clone(eventTypes[:]) }
@@ -116,6 +121,21 @@ type (
 		Account string `json:"account"`
 		// Until is when the admission runs out unless renewed.
 		Until time.Time `json:"until"`
+	}
+	// AutopilotChangedData is the data of room.autopilot_changed.
+	AutopilotChangedData struct {
+		Room string `json:"room"`
+		// From and To are the limit (the room's max_active in effect)
+		// before and after; Rate the admission rate that goes with To.
+		From int    `json:"from"`
+		To   int    `json:"to"`
+		Rate string `json:"rate"`
+		// Reason says why, as the admin API does: "p90 1.4s > 800ms".
+		Reason string `json:"reason"`
+		// LatencySeconds and ErrorShare (0 to 1) are what the step that
+		// moved it measured.
+		LatencySeconds float64 `json:"latency_seconds"`
+		ErrorShare     float64 `json:"error_share"`
 	}
 )
 
