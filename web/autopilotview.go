@@ -11,10 +11,16 @@ type AutopilotView struct {
 	Latency    float64 `json:"latency_seconds"`
 	ErrorShare float64 `json:"error_share"`
 	Reason     string  `json:"reason"`
-	Pinned     bool    `json:"pinned"`
-	Frozen     bool    `json:"frozen"`
-	Steps      int64   `json:"steps"`
-	Requests   int64   `json:"requests"` // measured over the last step, every instance
+	// State names the reason for a reader in another language (the
+	// dashboard's Korean): "rise", "slow", "pinned", … (autopilotStates).
+	State    string `json:"state"`
+	Pinned   bool   `json:"pinned"`
+	Frozen   bool   `json:"frozen"`
+	Steps    int64  `json:"steps"`
+	Requests int64  `json:"requests"` // measured over the last step, every instance
+	// Inside is the most sessions inside any instance's report of the
+	// last step saw.
+	Inside     int64   `json:"inside"`
 	MinActive  int     `json:"min_active"`
 	MaxActive  int     `json:"max_active"`
 	Target     float64 `json:"target_seconds"`
@@ -27,6 +33,25 @@ func autopilotView(v *waitroom.AutopilotView) *AutopilotView {
 		return nil
 	}
 	return &AutopilotView{Limit: v.Limit, Rate: v.Rate.String(), Latency: v.Latency.Seconds(), ErrorShare: v.ErrorShare(),
-		Reason: v.ReasonText(), Pinned: v.Reason == waitroom.ReasonPinned, Frozen: v.Frozen, Steps: v.Step,
-		Requests: v.Samples, MinActive: v.Min, MaxActive: v.Max, Target: v.Target.Seconds(), Percentile: v.Percentile}
+		Reason: v.ReasonText(), State: autopilotState(v), Pinned: v.Reason == waitroom.ReasonPinned, Frozen: v.Frozen, Steps: v.Step,
+		Requests: v.Samples, Inside: v.Active, MinActive: v.Min, MaxActive: v.Max, Target: v.Target.Seconds(), Percentile: v.Percentile}
+}
+
+// autopilotStates name waitroom's AutopilotReason values, in their order.
+var autopilotStates = [...]string{waitroom.ReasonStart: "start", waitroom.ReasonIdle: "idle", waitroom.ReasonRise: "rise",
+	waitroom.ReasonUnused: "unused", waitroom.ReasonSlow: "slow", waitroom.ReasonErrors: "errors",
+	waitroom.ReasonDraining: "draining", waitroom.ReasonPinned: "pinned", waitroom.ReasonCeiling: "ceiling",
+	waitroom.ReasonFloor: "floor", waitroom.ReasonFrozen: "frozen", waitroom.ReasonRecovering: "recovering",
+	waitroom.ReasonAtTarget: "at_target"}
+
+// autopilotState is v's state name: "frozen" while the store is
+// unreachable, whatever the last reason was.
+func autopilotState(v *waitroom.AutopilotView) string {
+	if v.Frozen {
+		return "frozen"
+	}
+	if int(v.Reason) >= 0 && int(v.Reason) < len(autopilotStates) {
+		return autopilotStates[v.Reason]
+	}
+	return "unknown"
 }

@@ -166,9 +166,33 @@
     setText(btn, paused ? tr('resume') : tr('pause'));
     btn.classList.toggle('primary', paused);
     c.el.querySelector('[data-act="reset"]').disabled = !r.override;
+    autopilot(c, r.autopilot);
     sync(c, 'max_active', eff.max_active);
     sync(c, 'admit_rate', eff.admit_rate);
     if (c.hist) draw(c);
+  }
+
+  // autopilot shows where the room's autopilot stands: its limit between
+  // the bounds, why (in the page's language, from the API's state), what
+  // the last step measured; pinned and frozen as badges.
+  function autopilot(c, a) {
+    const f = c.f;
+    f.autopilot.hidden = !a;
+    f['ap-pinned'].hidden = !a || !a.pinned;
+    f['ap-frozen'].hidden = !a || !a.frozen;
+    if (!a) return;
+    setText(f['ap-line'], tr('ap_line', { limit: num(a.limit), min: num(a.min_active), max: num(a.max_active), rate: a.rate || '—' }));
+    const why = a.state === 'pinned' ? 'ap_pinned_why' : a.state === 'frozen' ? 'ap_frozen_why' : 'ap_' + a.state;
+    setText(f['ap-why'], T[why] ? tr(why, { n: num(a.inside) }) : a.reason || '');
+    setText(f['ap-measured'], a.steps > 0 ? tr('ap_measured', { p: a.percentile, lat: seconds(a.latency_seconds),
+      err: new Intl.NumberFormat(LOCALE, { style: 'percent', maximumFractionDigits: 1 }).format(a.error_share || 0),
+      target: seconds(a.target_seconds) }) : tr('ap_none'));
+  }
+
+  // seconds writes a latency: "710 ms", "1.4 s".
+  function seconds(s) {
+    if (typeof s !== 'number') return '—';
+    return s < 1 ? fmt.format(Math.round(s * 1000)) + ' ms' : new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 2 }).format(s) + ' s';
   }
 
   function wait(s) {
