@@ -42,7 +42,7 @@ func TestDashboard_Autopilot(t *testing.T) {
 	}
 	rooms := waitroom.NewRooms(waitroom.RoomsOptions{Store: store})
 	rooms.Apply(waitroom.RoomsConfig{Rooms: []waitroom.Room{{Name: "concert", Tick: 100 * time.Millisecond, Mode: waitroom.ModeFIFO,
-		Limits: waitroom.Limits{MaxActive: 8, AdmitRate: waitroom.Rate{N: 80, Per: time.Minute}, SessionTTL: time.Hour, AbandonAfter: time.Hour},
+		Limits:    waitroom.Limits{MaxActive: 8, AdmitRate: waitroom.Rate{N: 80, Per: time.Minute}, SessionTTL: time.Hour, AbandonAfter: time.Hour},
 		Autopilot: ap}}})
 	ctxr, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
