@@ -34,6 +34,11 @@ type AutopilotConfig struct {
 	// Exclude are path prefixes whose requests are not measured, such as
 	// static assets served from a cache: "/static/".
 	Exclude []string `mapstructure:"exclude" yaml:"exclude" json:"exclude"`
+	// StartAbove is an arrival rate, "500/s": while arrivals (across
+	// instances, over 10 s) stay at or under it and the site is healthy,
+	// everyone goes straight in up to max_active; past it the autopilot's
+	// limit applies and the line forms. "": the limit always applies.
+	StartAbove string `mapstructure:"start_above" yaml:"start_above" json:"start_above"`
 }
 
 // Autopilot is a room's validated autopilot.
@@ -44,6 +49,8 @@ type Autopilot struct {
 	MinActive  int
 	Interval   time.Duration
 	Exclude    []string
+	// StartAbove: zero (unlimited) when not set.
+	StartAbove Rate
 }
 
 // Bounds of the autopilot's settings.
@@ -71,7 +78,7 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 		// The defaults may stand (configs/waitroom.yaml shows every key);
 		// anything else set without a target is a mistake.
 		if c.Percentile != "" && c.Percentile != "p90" || c.Errors != "" && c.Errors != "2%" || c.MinActive != 0 ||
-			c.Interval != "" && c.Interval != "15s" || len(c.Exclude) > 0 {
+			c.Interval != "" && c.Interval != "15s" || len(c.Exclude) > 0 || c.StartAbove != "" {
 			p.Add("target", "required to turn the autopilot on (its other keys are set)")
 		}
 		return nil, p.Err()
@@ -124,6 +131,17 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 		}
 	}
 	a.Exclude = c.Exclude
+	if c.StartAbove != "" {
+		r, err := ParseRate(c.StartAbove)
+		switch {
+		case err != nil:
+			p.Add("start_above", "%v", err)
+		case r.IsUnlimited():
+			p.Add("start_above", `must be a rate such as "500/s" ("" for none), got %q`, c.StartAbove)
+		default:
+			a.StartAbove = r
+		}
+	}
 	return a, p.Err()
 }
 

@@ -34,6 +34,13 @@ type AutopilotView struct {
 	Percentile int
 	BoundPPM   int64
 	Min, Max   int
+	// StartAbove is autopilot.start_above (unlimited: none) and Arrivals
+	// the rate judged against it, per second (NaN: not yet); Quiet says
+	// the room lets everyone straight in up to Max (arrivals under it,
+	// the site healthy).
+	StartAbove Rate
+	Arrivals   float64
+	Quiet      bool
 }
 
 // ReasonText says why the limit is what it is, for the admin API and the
@@ -41,6 +48,9 @@ type AutopilotView struct {
 func (v *AutopilotView) ReasonText() string {
 	if v.Frozen {
 		return "store unreachable: frozen"
+	}
+	if v.Quiet {
+		return fmt.Sprintf("arrivals %s <= start_above %s, site healthy: straight in up to max_active", arrivalsText(v.Arrivals), v.StartAbove)
 	}
 	p := fmt.Sprintf("p%d %s", v.Percentile, roundLatency(v.Latency))
 	errs := fmt.Sprintf("errors %.1f%%", float64(v.AutopilotState.ErrorsPPM)/1e4)
@@ -147,6 +157,16 @@ func (lr *liveRoom) autopiloted(lim Limits, mode Mode, o Override) (Limits, *Aut
 		c.Limit, c.Reason = *o.MaxActive, ReasonPinned
 	} else {
 		c.Limit = max(ap.MinActive, min(r.Limits.MaxActive, c.Limit))
+	}
+	if !ap.StartAbove.IsUnlimited() {
+		c.StartAbove, c.Arrivals = ap.StartAbove, lr.arrivals.perSecond()
+		// Until arrivals pass start_above, or the site shows strain, the
+		// room stays out of the way: the ceiling applies. The store's
+		// controller goes on judging (its limit rises while the site keeps
+		// up with the crowd inside), and takes over once the room is on.
+		if o.MaxActive == nil && !lr.arrivals.on.Load() && !strained(c.Reason) {
+			c.Limit, c.Quiet = r.Limits.MaxActive, true
+		}
 	}
 	c.Rate = scaleRate(r.Limits.AdmitRate, c.Limit, r.Limits.MaxActive)
 	if o.AdmitRate != nil {

@@ -18,6 +18,8 @@ type liveRoom struct {
 	stats  atomic.Pointer[Stats]
 	hist   history
 	spread atomic.Pointer[rateSpread] // of the last few minutes, for honest estimates
+	// arrivals judges autopilot.start_above (autopilot_start.go).
+	arrivals arrivals
 	// shuffleSeed is the seed of the opening's shuffle, once it ran (the
 	// store's record, shown by the admin API); nil until the admitter has
 	// asked the store.
@@ -129,6 +131,9 @@ func (lr *liveRoom) message() string {
 // the history.
 func (lr *liveRoom) sampled(now time.Time, st Stats) {
 	lr.stats.Store(&st)
+	if ap := lr.room().Autopilot; ap != nil {
+		lr.arrivals.note(now, &st, ap.StartAbove)
+	}
 	lr.hist.add(now, &st)
 	lr.measureSpread(now)
 }

@@ -138,6 +138,7 @@ var dashboardText = map[string]map[string]string{
 		"ap_frozen_why":    "store unreachable: limit frozen",
 		"ap_recovering":    "over but improving since the cut: holding",
 		"ap_at_target":     "near the target: holding",
+		"ap_quiet":         "arrivals {a} under {s}, site healthy: everyone straight in",
 	},
 	"ko": {
 		"doc_title":        "대시보드 · waitroom",
@@ -251,6 +252,7 @@ var dashboardText = map[string]map[string]string{
 		"ap_frozen_why":    "저장소에 연결할 수 없습니다: 한도 동결",
 		"ap_recovering":    "목표 초과지만 줄인 뒤 나아지는 중: 유지",
 		"ap_at_target":     "목표에 가까움: 유지",
+		"ap_quiet":         "유입 {a}, 기준 {s} 이하이고 사이트가 여유 있음: 모두 바로 입장",
 	},
 }
 

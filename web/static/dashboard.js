@@ -183,7 +183,8 @@
     if (!a) return;
     setText(f['ap-line'], tr('ap_line', { limit: num(a.limit), min: num(a.min_active), max: num(a.max_active), rate: a.rate || '—' }));
     const why = a.state === 'pinned' ? 'ap_pinned_why' : a.state === 'frozen' ? 'ap_frozen_why' : 'ap_' + a.state;
-    setText(f['ap-why'], T[why] ? tr(why, { n: num(a.inside) }) : a.reason || '');
+    const arrived = typeof a.arrivals_per_second === 'number' ? new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 1 }).format(a.arrivals_per_second) + '/s' : '—';
+    setText(f['ap-why'], T[why] ? tr(why, { n: num(a.inside), a: arrived, s: a.start_above || '—' }) : a.reason || '');
     setText(f['ap-measured'], a.steps > 0 ? tr('ap_measured', { p: a.percentile, lat: seconds(a.latency_seconds),
       err: new Intl.NumberFormat(LOCALE, { style: 'percent', maximumFractionDigits: 1 }).format(a.error_share || 0),
       target: seconds(a.target_seconds) }) : tr('ap_none'));
