@@ -23,7 +23,7 @@ const (
 	simPeriod  = 2 * time.Second
 	simSession = 16 * time.Second
 	simIdeal   = float64(simWorkers) * float64(simPeriod) / float64(simService) // 20
-	simQueue   = 20                                                             // waiting past which the site answers 503
+	simQueue   = 40                                                             // waiting past which the site answers 503
 	simTarget  = 2 * time.Second
 	simStep    = 2 * time.Second
 	simPoll    = 3 * time.Second // a waiting visitor's poll
