@@ -246,7 +246,9 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 		ob.Autopilot(lr.label(), v)
 	}
 	// The autopilot's own moves: a pin is the operator's, not news to them.
-	if st.Decided && st.Reason != ReasonPinned && (prev == nil || prev.Limit != st.Limit) {
+	// Nor the controller's moves while the room is quiet (start_above):
+	// the ceiling is in effect, and the line's start says when it is not.
+	if st.Decided && st.Reason != ReasonPinned && !v.Quiet && (prev == nil || prev.Limit != st.Limit) {
 		from := ap.MinActive
 		if prev != nil {
 			from = prev.Limit
