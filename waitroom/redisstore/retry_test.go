@@ -14,9 +14,7 @@ import (
 )
 
 // shortClient is a gateway's client (redisstore.NewClient) of srv with a
-// read timeout of 200ms, for tests that outlast it on purpose, and a pool
-// of at least three live connections, so a resend would find one at once
-// (a fresh dial to a frozen server would time out before writing).
+// read timeout of 200ms, for tests that outlast it on purpose.
 func shortClient(t *testing.T, srv *redistest.Server) redis.UniversalClient {
 	t.Helper()
 	cfg := redisstore.DefaultConfig()
@@ -26,26 +24,36 @@ func shortClient(t *testing.T, srv *redistest.Server) redis.UniversalClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for c.PoolStats().IdleConns < 3 {
-		var wg sync.WaitGroup
-		for range 6 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_ = c.Do(ctx, "DEBUG", "SLEEP", "0.02").Err()
-			}()
-		}
-		wg.Wait()
-	}
 	return c
+}
+
+// warm fills c's pool with three live connections, so a resend would find
+// one at once (a fresh dial to a frozen server times out in its HELLO,
+// before the command is written, and would hide a resend).
+func warm(t *testing.T, c redis.UniversalClient) {
+	t.Helper()
+	ctx := context.Background()
+	held := make([]*redis.Conn, 3)
+	for i := range held {
+		held[i] = c.(*redis.Client).Conn()
+		if err := held[i].Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cn := range held {
+		_ = cn.Close() // back to the pool
+	}
+	if idle := c.PoolStats().IdleConns; idle < 3 {
+		t.Fatalf("%d idle connections in the pool, want 3", idle)
+	}
 }
 
 // frozenScripts freezes srv, runs calls (each may run scripts) while it
 // is frozen past the client's read timeout, thaws it, and returns how many
 // scripts Redis ran for them once thawed, and the calls' errors.
-func frozenScripts(t *testing.T, srv *redistest.Server, calls ...func() error) (int64, []error) {
+func frozenScripts(t *testing.T, srv *redistest.Server, client redis.UniversalClient, calls ...func() error) (int64, []error) {
 	t.Helper()
+	warm(t, client)
 	if err := srv.Client().ConfigResetStat(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +101,7 @@ func TestClient_ScriptNotResentAfterTimeout(t *testing.T) {
 		return err
 	}
 
-	ran, errs := frozenScripts(t, srv, join)
+	ran, errs := frozenScripts(t, srv, client, join)
 	if errs[0] == nil {
 		t.Fatal("a join on a frozen Redis succeeded")
 	}
@@ -110,7 +118,7 @@ func TestClient_ScriptNotResentAfterTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := freshPrefix() + ":runs"
-	ran, errs = frozenScripts(t, srv, func() error {
+	ran, errs = frozenScripts(t, srv, client, func() error {
 		_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for range n {
 				count.EvalSha(ctx, p, []string{key})
