@@ -19,6 +19,24 @@ import (
 func TestClusterFailover_KillSlotMaster(t *testing.T) {
 	redistest.Long(t, "a Cluster failover")
 	t.Parallel()
+	clusterFailover(t, "killed", func(n *redistest.Node) { n.Kill() })
+}
+
+// TestClusterFailover_FreezeSlotMaster: the same with the master frozen
+// (SIGSTOP), so calls to it time out rather than being refused; thawed
+// after the promotion, it becomes a replica of the new master.
+func TestClusterFailover_FreezeSlotMaster(t *testing.T) {
+	redistest.Long(t, "a Cluster failover")
+	t.Parallel()
+	clusterFailover(t, "frozen", func(n *redistest.Node) {
+		if err := n.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Resume() })
+	})
+}
+
+func clusterFailover(t *testing.T, what string, fault func(*redistest.Node)) {
 	c := redistest.StartClusterReplicas(t, 3, 1)
 	prefix := freshPrefix()
 	s := newStore(t, gatewayClient(t, c.Addrs(), ""), prefix)
@@ -37,7 +55,7 @@ func TestClusterFailover_KillSlotMaster(t *testing.T) {
 		t.Fatalf("WAIT 1: %d %v", n, err)
 	}
 	killed := time.Now()
-	old.Kill()
+	fault(old)
 	promoted := make(chan time.Time, 1)
 	go func() {
 		to, at, err := c.WaitPromoted(ctx, roomTag(prefix, room), old)
@@ -50,8 +68,8 @@ func TestClusterFailover_KillSlotMaster(t *testing.T) {
 	}()
 	back, failed := servedAgain(t, s, room, 50*time.Second)
 	at := <-promoted
-	t.Logf("slot master %s killed; replica promoted after %v; store served again after %v (%v after the promotion), %d rounds failed",
-		old, at.Sub(killed).Round(time.Millisecond), back.Sub(killed).Round(time.Millisecond),
+	t.Logf("slot master %s %s; replica promoted after %v; store served again after %v (%v after the promotion), %d rounds failed",
+		old, what, at.Sub(killed).Round(time.Millisecond), back.Sub(killed).Round(time.Millisecond),
 		back.Sub(at).Round(time.Millisecond), failed)
 	// The client's part: serving soon after the replica does. Without
 	// the topology hook this is the rest of go-redis's 60 s reload
