@@ -98,7 +98,7 @@ func (c Config) waitSettings(p *conf.Problems) (int, time.Duration) {
 	}
 	d := p.Duration("wait_timeout", c.WaitTimeout, time.Millisecond)
 	read, err := conf.ParseDuration(c.ReadTimeout)
-	if err == nil && d > 0 && 2*d > read {
+	if err == nil && read > 0 && d > 0 && 2*d > read {
 		p.Add("wait_timeout", "must be at most half of read_timeout (%s), got %q", conf.Short(read), c.WaitTimeout)
 	}
 	return c.WaitReplicas, d

@@ -203,3 +203,29 @@ func durableStores(newClient func() redis.UniversalClient) storetest.NewFunc {
 		return stores
 	}
 }
+
+// TestDurable_ConfigChecked: wait_replicas and wait_timeout are checked
+// with the rest of the section, and WAIT's timeout must leave its reply
+// time within read_timeout; with wait_replicas 0 the timeout is unused.
+func TestDurable_ConfigChecked(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		replicas      int
+		timeout, read string
+		want          string
+	}{
+		{1, "50ms", "500ms", ""},
+		{0, "", "500ms", ""},
+		{0, "nonsense", "500ms", ""},
+		{-1, "50ms", "500ms", "wait_replicas: must be >= 0 (0: no WAIT), got -1"},
+		{1, "soon", "500ms", `wait_timeout: want a duration such as "90s" or "2m", got "soon"`},
+		{1, "300ms", "500ms", `wait_timeout: must be at most half of read_timeout (500ms), got "300ms"`},
+	} {
+		cfg := redisstore.DefaultConfig()
+		cfg.WaitReplicas, cfg.WaitTimeout, cfg.ReadTimeout = c.replicas, c.timeout, c.read
+		err := cfg.Validate()
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("wait_replicas %d, wait_timeout %q: %v, want %q", c.replicas, c.timeout, err, c.want)
+		}
+	}
+}
