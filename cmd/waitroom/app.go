@@ -89,6 +89,13 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	for _, w := range cfg.warnings {
 		log.Warn(w)
 	}
+	// Declared whatever the store: a dashboard's panel reads 0, not "No
+	// data", on the memory store too (which never fails).
+	kinds := make([]string, len(redisstore.ErrorKinds))
+	for i, k := range redisstore.ErrorKinds {
+		kinds[i] = string(k)
+	}
+	a.metrics.DeclareStoreErrors(kinds)
 	store, err := openStore(cfg.Store, log, a.metrics)
 	if err != nil {
 		return nil, err
@@ -197,11 +204,6 @@ func openStore(c StoreConfig, log *zap.Logger, m *metrics.Metrics) (waitroom.Sto
 		return memstore.New(), nil
 	}
 	redis.SetLogger(redisLog{log.Named("redis")})
-	kinds := make([]string, len(redisstore.ErrorKinds))
-	for i, k := range redisstore.ErrorKinds {
-		kinds[i] = string(k)
-	}
-	m.DeclareStoreErrors(kinds)
 	s, err := redisstore.Open(c.Redis, redisstore.WithEvents(storeEvents(log.Named("store"), m)))
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)

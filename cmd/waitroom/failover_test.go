@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,13 @@ func TestFailover_ClusterOutageHeld(t *testing.T) {
 			sawFailover = true
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	body := metricsText(t, app)
+	if m := regexp.MustCompile(`(?m)^waitroom_store_errors_total\{kind="unreachable"\} (\d+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
+		t.Errorf("/metrics after the outage: %v, want waitroom_store_errors_total{kind=\"unreachable\"} counted", m)
+	}
+	if !strings.Contains(body, `waitroom_store_errors_total{kind="readonly"} 0`) {
+		t.Error("/metrics lacks the other kinds at 0")
 	}
 	if !sawFailover {
 		_, _, body := admin.do("GET", "/readyz", "")

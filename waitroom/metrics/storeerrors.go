@@ -6,9 +6,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// storeErrors is waitroom_store_errors_total{kind}, registered by
-// DeclareStoreErrors: only a gateway on a store that sorts its errors
-// (Redis) has it.
+// storeErrors is waitroom_store_errors_total{kind} and
+// waitroom_store_wait_shortfalls_total, registered by DeclareStoreErrors
+// with the kinds the Redis store sorts its errors into (this package
+// does not import the store).
 type storeErrors struct {
 	once sync.Once
 	vec  *prometheus.CounterVec
