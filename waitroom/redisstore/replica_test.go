@@ -63,8 +63,11 @@ func startReplica(tb testing.TB, master *redistest.Server, extra ...string) *rep
 	defer c.Close()
 	deadline := time.Now().Add(30 * time.Second) // generous: a busy machine
 	for {
+		// Linked on both sides: the replica's link is up and the master
+		// lists it online (what ROLE, and so WAIT, counts).
 		info, _ := c.Info(ctx, "replication").Result()
-		if strings.Contains(info, "master_link_status:up") {
+		minfo, _ := master.Client().Info(ctx, "replication").Result()
+		if strings.Contains(info, "master_link_status:up") && strings.Contains(minfo, "state=online") {
 			return r
 		}
 		if time.Now().After(deadline) {
@@ -75,8 +78,14 @@ func startReplica(tb testing.TB, master *redistest.Server, extra ...string) *rep
 }
 
 // masterPort opens a free loopback port on the master and returns it.
+// It also makes the master send its data to a new replica at once
+// (repl-diskless-sync-delay 0; Redis waits 5 s by default for more
+// replicas to share the transfer).
 func masterPort(tb testing.TB, master *redistest.Server) int {
 	tb.Helper()
+	if err := master.Client().ConfigSet(context.Background(), "repl-diskless-sync-delay", "0").Err(); err != nil {
+		tb.Fatal(err)
+	}
 	for range 5 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
