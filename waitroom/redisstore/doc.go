@@ -144,5 +144,15 @@
 // admitted visitor, not per tick. Override is one HGETALL of a few fields.
 // Stats is a read-only script, and works when Redis refuses writes.
 //
+// # Failover
+//
+// Redis replicates asynchronously, so a promoted replica may lack the last
+// writes of its master. After the writes tickets cannot rebuild (admit.lua,
+// release.lua, override.lua, the room definitions) the store sends WAIT in
+// the script's pipeline, on its connection (durable.go; WithWait, set by
+// Open from store.redis.wait_replicas). Failed calls are sorted into a
+// closed set of ErrorKinds (errkind.go) for the metrics, and State says
+// whether one means a failover under way.
+//
 // The store needs Redis 7.0 or later (script flags, PEXPIRE NX).
 package redisstore

@@ -229,3 +229,30 @@ func TestDurable_ConfigChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestDurable_OpenWaitsByDefault: a store opened from the default
+// configuration (wait_replicas 1) waits for the replica its master has.
+func TestDurable_OpenWaitsByDefault(t *testing.T) {
+	master := redistest.Start(t)
+	startReplica(t, master)
+	cfg := redisstore.DefaultConfig()
+	cfg.Addrs, cfg.KeyPrefix = []string{master.Addr()}, freshPrefix()
+	s, err := redisstore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.ClearOverride(ctx, "concert"); err != nil { // learns the replica
+		t.Fatal(err)
+	}
+	before := waitCalls(t, master.Client())
+	for range 3 {
+		if err := s.ClearOverride(ctx, "concert"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := waitCalls(t, master.Client()) - before; n != 3 {
+		t.Errorf("the master ran WAIT %d times for 3 overrides of a store opened with the defaults, want 3", n)
+	}
+}
