@@ -86,7 +86,17 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
 	}
-	store, err := openStore(cfg.Store, log)
+	for _, w := range cfg.warnings {
+		log.Warn(w)
+	}
+	// Declared whatever the store: a dashboard's panel reads 0, not "No
+	// data", on the memory store too (which never fails).
+	kinds := make([]string, len(redisstore.ErrorKinds))
+	for i, k := range redisstore.ErrorKinds {
+		kinds[i] = string(k)
+	}
+	a.metrics.DeclareStoreErrors(kinds)
+	store, err := openStore(cfg.Store, log, a.metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +183,8 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 	a.adminAPI = web.NewAdmin(web.AdminOptions{
 		Token: cfg.Admin.Token, ReleaseToken: cfg.Admin.ReleaseToken, Rooms: a.rooms,
 		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
-		Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
+		StoreState: func() waitroom.StoreState { return storeState(a.store, a.rooms.StoreDown()) },
+		Reload:     a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
 	})
 	a.admin = &http.Server{
 		Handler:           a.adminAPI,
@@ -188,12 +199,12 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 
 // openStore opens the store the configuration names. A Redis that does not
 // answer yet is not an error: the gate follows store.on_error until it does.
-func openStore(c StoreConfig, log *zap.Logger) (waitroom.Store, error) {
+func openStore(c StoreConfig, log *zap.Logger, m *metrics.Metrics) (waitroom.Store, error) {
 	if c.Kind != "redis" {
 		return memstore.New(), nil
 	}
 	redis.SetLogger(redisLog{log.Named("redis")})
-	s, err := redisstore.Open(c.Redis)
+	s, err := redisstore.Open(c.Redis, redisstore.WithEvents(storeEvents(log.Named("store"), m)))
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)
 	}
@@ -233,7 +244,7 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 		if a.readyRequiresStore {
 			return nil, err
 		}
-		return []string{"store: down (visitors get store.on_error's answer)"}, nil
+		return []string{storeDownLine(a.store, err)}, nil
 	}
 	lines := []string{"store: up"}
 	ev, ok := waitroom.As[evictionPolicy](a.store)

@@ -39,7 +39,10 @@ type Settings struct {
 	sessionCache time.Duration
 	onOutage     waitroom.OutagePolicy
 	openAfter    time.Duration
-	trusted      []netip.Prefix
+	// warnings are allowed but risky settings, said at start and by
+	// `waitroom check`.
+	warnings []string
+	trusted  []netip.Prefix
 	// forwarders are the peers whose forwarding headers are believed:
 	// trusted, or none with proxy_protocol, where the PROXY header names
 	// the client (for LOCAL and UNKNOWN, the balancer itself).
@@ -95,6 +98,7 @@ func build(c *Config) (*Settings, error) {
 	c.Admin.check(&p)
 	c.Log.check(&p)
 	s.sessionCache, s.onOutage, s.openAfter = c.Store.build(&p)
+	s.warnings = append(s.warnings, c.Store.warnings(s.openAfter)...)
 	var err error
 	s.cookie, s.keys, err = c.Cookie.Build()
 	p.Nest("cookie.", err)
@@ -295,8 +299,53 @@ func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePoli
 	case d > maxSessionCache:
 		p.Add("store.session_cache", "must be from 0s to %s, got %q", conf.Short(maxSessionCache), s.SessionCache)
 	}
-	openAfter := p.Duration("store.open_after", s.OpenAfter, 0)
-	return d, policy, openAfter
+	return d, policy, s.openAfter(p)
+}
+
+// Defaults of store.open_after: on one Redis server an outage is a restart
+// or a network blip; with Sentinel or a Cluster it may be a failover,
+// which on_error: open must hold rather than open (see failoverOpenAfter).
+const (
+	defaultOpenAfter  = 2 * time.Second
+	failoverOpenAfter = 10 * time.Second
+)
+
+// failoverOpenAfter is the recommended settings' failover (docs/
+// reliability.md: Sentinel down-after-milliseconds 5000, Cluster
+// cluster-node-timeout 5000) plus the promotion, the clients finding the
+// new master, and a margin: about 5 s + 1-2 s + 3 s. With Redis's own
+// defaults (down-after 30 s, cluster-node-timeout 15 s) a failover takes
+// longer; the README says to lower them or raise open_after.
+
+// replicated reports whether the store is a Sentinel group or a Cluster,
+// where a failover is part of normal life.
+func (s StoreConfig) replicated() bool {
+	return s.Kind == "redis" && (s.Redis.MasterName != "" || len(s.Redis.Addrs) > 1)
+}
+
+// openAfter is store.open_after, or its default when empty: 2s, or
+// failoverOpenAfter with Sentinel or a Cluster.
+func (s StoreConfig) openAfter(p *conf.Problems) time.Duration {
+	if s.OpenAfter == "" {
+		if s.replicated() {
+			return failoverOpenAfter
+		}
+		return defaultOpenAfter
+	}
+	return p.Duration("store.open_after", s.OpenAfter, 0)
+}
+
+// warnings are what the store section allows but an operator should hear
+// about, at start and in `waitroom check`: with on_error open under
+// Sentinel or a Cluster, an open_after shorter than a failover opens the
+// room to everyone while a replica is promoted.
+func (s StoreConfig) warnings(openAfter time.Duration) []string {
+	if waitroom.OutagePolicy(s.OnError) != waitroom.OutageOpen || !s.replicated() || openAfter >= failoverOpenAfter {
+		return nil
+	}
+	return []string{fmt.Sprintf("store.open_after %s is shorter than a failover (%s by default with Sentinel or a Cluster): "+
+		"on_error open lets everyone in while a replica is promoted; see docs/reliability.md",
+		conf.Short(openAfter), conf.Short(failoverOpenAfter))}
 }
 
 // roomsConfig is what Rooms runs on under these settings.

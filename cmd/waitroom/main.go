@@ -138,7 +138,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: configuration OK\n\n", path)
+	fmt.Fprintf(stdout, "%s: configuration OK\n", path)
+	for _, w := range cfg.warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	fmt.Fprintln(stdout)
 	return writeRedacted(stdout, cfg.Config)
 }
 

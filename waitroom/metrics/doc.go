@@ -42,6 +42,10 @@
 //	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
 //	waitroom_store_outages_total                      counter   times the store went from up to down
 //	waitroom_store_up                                 gauge     1 while the store answers
+//	waitroom_store_errors_total{kind}                 counter   failed calls by kind (Redis): unreachable, readonly,
+//	                                                            masterdown, loading, clusterdown, tryagain, noreplicas,
+//	                                                            oom, busy, other
+//	waitroom_store_wait_shortfalls_total              counter   WAITs that timed out short of wait_replicas (Redis)
 //	waitroom_conns_refused_total                      counter   connections closed for server.max_conns_per_client
 //	waitroom_webhooks_total{event,result}             counter   webhook deliveries: sent, retried, dropped, ...
 //

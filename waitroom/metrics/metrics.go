@@ -48,6 +48,7 @@ type Metrics struct {
 	// templateRooms is per template, one series each however many events.
 	templateRooms *prometheus.GaugeVec
 	webhooks      *prometheus.CounterVec // event, result
+	storeErrs     storeErrors            // kind (storeerrors.go)
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
 	lifecycle

@@ -163,5 +163,13 @@
 // until the sentinels demote it (up to their 10 s INFO period), unless
 // the master runs with min-replicas-to-write 1: then it refuses them.
 //
+// Redis replicates asynchronously, so a promoted replica may lack the last
+// writes of its master. After the writes tickets cannot rebuild (admit.lua,
+// release.lua, override.lua, the room definitions) the store sends WAIT in
+// the script's pipeline, on its connection (durable.go; WithWait, set by
+// Open from store.redis.wait_replicas). Failed calls are sorted into a
+// closed set of ErrorKinds (errkind.go) for the metrics, and State says
+// whether one means a failover under way.
+//
 // The store needs Redis 7.0 or later (script flags, PEXPIRE NX).
 package redisstore

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // Store is the Redis waitroom.Store, safe for concurrent use. Any number of
@@ -22,6 +23,12 @@ type Store struct {
 	closed atomic.Bool
 	cache  cache
 	pipe   pipeliner // Decide's pipelines (batch.go)
+	wait   waiter    // WAIT after the writes tickets cannot rebuild (durable.go)
+	events Events
+	last   lastError // errkind.go
+	// replicated: Sentinel or a Cluster, where a master that does not
+	// answer is a failover starting (State).
+	replicated bool
 }
 
 var _ waitroom.Store = (*Store)(nil)
@@ -48,14 +55,21 @@ func New(client redis.UniversalClient, opts ...Option) *Store {
 }
 
 // Open connects as cfg says (see NewClient) and returns a store that owns
-// the client: Close closes it. cfg.KeyPrefix applies, then opts.
+// the client: Close closes it. cfg.KeyPrefix and cfg's WAIT settings
+// (durable.go) apply, then opts.
 func Open(cfg Config, opts ...Option) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("store.redis: %w", err)
+	}
 	client, err := NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := New(client, append([]Option{WithKeyPrefix(cfg.KeyPrefix)}, opts...)...)
+	var p conf.Problems
+	replicas, timeout := cfg.waitSettings(&p)
+	s := New(client, append([]Option{WithKeyPrefix(cfg.KeyPrefix), WithWait(replicas, timeout)}, opts...)...)
 	s.owned = true
+	s.replicated = cfg.MasterName != "" || len(cfg.Addrs) > 1
 	return s, nil
 }
 
@@ -232,7 +246,7 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 // stopped at its own bounds with more to do.
 func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Admitted, bool, error) {
 	var r [4]int64
-	if err := s.run(ctx, admitScript, room, args, r[:]); err != nil {
+	if err := s.runDurable(ctx, admitScript, room, args, r[:]); err != nil {
 		return waitroom.Admitted{}, false, err
 	}
 	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, r[3] == 1, nil
@@ -265,7 +279,7 @@ const touchBatch = 2000
 // error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {
 	var r [1]int64
-	if err := s.run(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
+	if err := s.runDurable(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
 	if r[0] == 0 {
@@ -353,6 +367,7 @@ func (s *Store) failure(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
+	s.noteError(err)
 	return unavailable(err)
 }
 
