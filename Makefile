@@ -32,15 +32,30 @@ lint: ## gofmt and go vet
 vulncheck: ## govulncheck ./... against the Go vulnerability database (built from golang.org/x/vulndb through the module proxy)
 	@GO=$(GO) .ci/vulncheck
 
-test: deps lint vulncheck test-race fuzz ## everything CI runs: deps, lint, govulncheck, race tests (real Redis, real browser), short fuzzing
+# govulncheck runs beside the race tests (its output is shown after
+# theirs): it needs a CPU for about a minute, and the race tests spend most
+# of theirs waiting on the clock. Both exit codes count.
+test: deps lint ## everything CI runs: deps, lint, govulncheck, race tests (real Redis, real browser), short fuzzing
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	  $(MAKE) --no-print-directory vulncheck >"$$out" 2>&1 & vpid=$$!; \
+	  $(MAKE) --no-print-directory test-race; trc=$$?; \
+	  wait $$vpid; vrc=$$?; cat "$$out"; \
+	  if [ $$trc -ne 0 ] || [ $$vrc -ne 0 ]; then echo "make test: test-race exit $$trc, vulncheck exit $$vrc" >&2; exit 1; fi
+	@$(MAKE) --no-print-directory fuzz
 
 # WAITROOM_REQUIRE_REDIS=1: a missing redis-server fails the tests instead
 # of skipping them. -timeout 30m: go test's default of 10 minutes a package
 # is less than cmd/waitroom's tests take under the race detector on a busy
 # 2-core machine (a newcomer's laptop, a shared CI runner).
 TESTTIMEOUT ?= 30m
+# -parallel: how many t.Parallel tests of a package run at once. go test's
+# default is GOMAXPROCS (2 on a 2-core machine); cmd/waitroom's parallel
+# tests mostly wait on the clock (minute-long floods, browsers, a process
+# under test), so 4 at once overlap their waits. More starves the CPU-bound
+# ones: at 8, on a busy 2-core machine, six tests missed their bounds.
+TESTPARALLEL ?= 4
 test-race: ## go test -race ./...
-	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(PKGS)
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(PKGS)
 
 test-redis: ## only the tests that need Redis
 	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./waitroom/redisstore/... ./cmd/...

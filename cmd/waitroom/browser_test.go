@@ -191,6 +191,7 @@ func (s *siteLog) log() string {
 // Browser C, with JavaScript disabled, gets in by the <noscript> meta refresh
 // alone once the admin API releases B.
 func TestBrowser_EndToEnd(t *testing.T) {
+	t.Parallel()
 	browser := startChromium(t)
 	site, srv := newSite(t)
 	app, base := startGateway(t, gwConfig(srv.URL, "    max_active: 1\n    tick: 100ms\n    page: { refresh: 1s }"))
