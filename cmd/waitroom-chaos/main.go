@@ -75,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			broken = broken || len(r.Problems) > 0
 			results = append(results, r)
 			fmt.Fprintf(stderr, "%s (%.0fs)\n", Line(r, i), time.Since(start).Seconds())
+			for _, p := range r.Problems {
+				fmt.Fprintln(stderr, "    BROKEN:", p)
+			}
 			if *verbose && len(r.Problems) > 0 {
 				fmt.Fprintln(stderr, r.Logs)
 			}

@@ -51,6 +51,11 @@ type Verdict struct {
 	LetThrough         int  // admissions decided while no master was announced
 	DeadGateway        int  // requests lost with a killed gateway (the balancer's, not counted above)
 	Anonymous          int  // site requests without a visitor's header
+	// ReleasesLost: releases the site sent between the fault and the
+	// promotion, when no gateway could write them; not a violation by
+	// itself (the issue wants them kept and retried), but what holds
+	// slots, and so admissions, afterwards when they are dropped.
+	ReleasesLost int
 }
 
 // check reads the visitors and the site after a run.
@@ -58,6 +63,11 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 	v := Verdict{Visitors: len(vs), MaxActive: room.MaxActive, Anonymous: anonymous}
 	v.MaxInside, v.MaxInsideAt = maxInside(visits)
 	v.Twice = twice(visits)
+	for _, x := range visits {
+		if x.released > w.At && x.released < w.Promoted {
+			v.ReleasesLost++
+		}
+	}
 	v.Inversions, v.Overtaken, v.InversionExample = inversions(vs, room)
 	for _, x := range vs {
 		if len(x.admits) > 0 {
