@@ -80,8 +80,8 @@ func Line(r Result, run int) string {
 	s := fmt.Sprintf("%s run %d: %d visitors, %d admitted, max inside %d/%d, inversions %d, places lost %d, sent back %d, twice %d, held %.1fs (after promotion %.1fs), 5xx %d, refused %d, let through %d; %s",
 		r.Fault, run, v.Visitors, v.Admitted, v.MaxInside, v.MaxActive, v.Inversions, v.PlacesLost, v.SentBack, v.Twice,
 		v.HeldAfterFault.Seconds(), v.HeldAfterPromotion.Seconds(), v.FiveXX, v.Refused, v.LetThrough, r.Note)
-	if v.ReleasesLost > 0 {
-		s += fmt.Sprintf("; %d site releases while there was no master", v.ReleasesLost)
+	if v.ReleasesNoMaster > 0 {
+		s += fmt.Sprintf("; %d site releases while there was no master", v.ReleasesNoMaster)
 	}
 	return s
 }

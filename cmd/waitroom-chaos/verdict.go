@@ -51,11 +51,11 @@ type Verdict struct {
 	LetThrough         int  // admissions decided while no master was announced
 	DeadGateway        int  // requests lost with a killed gateway (the balancer's, not counted above)
 	Anonymous          int  // site requests without a visitor's header
-	// ReleasesLost: releases the site sent between the fault and the
+	// ReleasesNoMaster: releases the site sent between the fault and the
 	// promotion, when no gateway could write them; not a violation by
 	// itself (the issue wants them kept and retried), but what holds
 	// slots, and so admissions, afterwards when they are dropped.
-	ReleasesLost int
+	ReleasesNoMaster int
 }
 
 // check reads the visitors and the site after a run.
@@ -65,7 +65,7 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 	v.Twice = twice(visits)
 	for _, x := range visits {
 		if x.released > w.At && x.released < w.Promoted {
-			v.ReleasesLost++
+			v.ReleasesNoMaster++
 		}
 	}
 	v.Inversions, v.Overtaken, v.InversionExample = inversions(vs, room)
