@@ -7,13 +7,16 @@ import (
 	"time"
 )
 
-// Resolution is how late the checker may see admissions resume: a
-// visitor at the front polls every page.refresh (1 s, spread by ±20% by
-// the gateway) and learns of its admission at its next poll, so a resume
-// is seen up to one such poll (1.2 s) and a loaded loopback request late.
-// The bounds on time held are the issue's; only this observation slack is
-// added to them, never to the other invariants.
-const Resolution = 1500 * time.Millisecond
+// Resolution is how late the checker may see admissions resume. It only
+// counts an admission as decided after a moment M when the visitor's last
+// "waiting" poll was sent after M (a poll answered "hold" proves nothing),
+// and visitors at the front poll every page.refresh (1 s, spread by ±20%
+// by the gateway). So an admission made at M+d is recognised only if it
+// comes a poll after M (up to 1.2 s), and is seen at the visitor's next
+// poll (up to 1.2 s more), plus a loaded loopback request. The bounds on
+// time held are the issue's; only this observation slack is added to
+// them, never to the other invariants.
+const Resolution = 3 * time.Second
 
 // Window is what a fault did and when, on the run's clock.
 type Window struct {
