@@ -78,12 +78,24 @@ func (c Config) Validate() error {
 // NewClient connects as the config says: one address is a single server,
 // several a cluster, and master_name makes them Sentinels. The caller owns
 // the client.
+//
+// The client never sends a script twice for one call (onceHook, retry.go),
+// and a Cluster client reloads its slot map when a node stops answering,
+// so a promoted replica is used within moments (topologyHook, topology.go).
 func NewClient(c Config) (redis.UniversalClient, error) {
 	opts, err := c.options()
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)
 	}
-	return redis.NewUniversalClient(opts), nil
+	client := redis.NewUniversalClient(opts)
+	// The first hook added is the outermost: onceHook's resend comes after
+	// the topology hook has asked for a new slot map, so it may already go
+	// to the promoted replica.
+	client.AddHook(onceHook{})
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		cc.AddHook(newTopologyHook(cc))
+	}
+	return client, nil
 }
 
 // options checks the config and turns it into go-redis options.
@@ -119,7 +131,8 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 		ContextTimeoutEnabled: true,
 		// One retry (a pooled connection may have died with a restarted
 		// Redis) and one dial per attempt: the defaults (3 retries of 5
-		// dials) would hold a visitor for many timeouts.
+		// dials) would hold a visitor for many timeouts. Scripts are never
+		// resent once they may have run, whatever this says (onceHook).
 		MaxRetries: 1, DialerRetries: 1,
 	}
 	if c.TLS {

@@ -144,5 +144,24 @@
 // admitted visitor, not per tick. Override is one HGETALL of a few fields.
 // Stats is a read-only script, and works when Redis refuses writes.
 //
+// # Failover
+//
+// The client NewClient makes carries two hooks. A Cluster client reloads
+// its slot map when a node stops answering (topology.go): go-redis alone
+// reloads it only on MOVED, READONLY or once a minute, so it kept dialling
+// a dead master for up to 60 s although its replica served the slot; with
+// the hook the store serves again within moments of the promotion
+// (TestClusterFailover_KillSlotMaster). And a script is never sent twice
+// for one call (retry.go): go-redis resends a command or a pipeline after a
+// read timeout, when the first may have run; the hook resends only what
+// provably did not run (no connection, or a refusal such as READONLY).
+// Through Sentinel, go-redis's failover client follows +switch-master and
+// drops its connections to the old master, so it writes to a thawed old
+// master only what it had sent it while frozen
+// (TestSentinelFailover_KillMaster, TestSentinelFailover_SplitBrain).
+// A client that reaches a thawed old master otherwise has its writes taken
+// until the sentinels demote it (up to their 10 s INFO period), unless
+// the master runs with min-replicas-to-write 1: then it refuses them.
+//
 // The store needs Redis 7.0 or later (script flags, PEXPIRE NX).
 package redisstore

@@ -199,6 +199,9 @@ func (c *Cluster) ReplicasOf(n *Node) []*Node {
 // says itself it is the slot's master (so it takes writes), and returns it
 // with the time this was first seen (polled every 20 ms).
 func (c *Cluster) WaitPromoted(ctx context.Context, key string, old *Node) (*Node, time.Time, error) {
+	if old == nil {
+		return nil, time.Time{}, fmt.Errorf("redistest: WaitPromoted from no node")
+	}
 	slot, err := c.slot(ctx, key)
 	if err != nil {
 		return nil, time.Time{}, err

@@ -12,6 +12,7 @@ import (
 // helpers name the new one.
 func TestSentinel_KillMaster(t *testing.T) {
 	redistest.Long(t, "a Sentinel failover")
+	t.Parallel()
 	t0 := time.Now()
 	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
 	t.Logf("started in %v", time.Since(t0))
@@ -46,6 +47,7 @@ func TestSentinel_KillMaster(t *testing.T) {
 // its slots, and MasterForKey names it at once.
 func TestClusterReplicas_KillMaster(t *testing.T) {
 	redistest.Long(t, "a Cluster failover")
+	t.Parallel()
 	t0 := time.Now()
 	c := redistest.StartClusterReplicas(t, 3, 1)
 	t.Logf("started in %v", time.Since(t0))

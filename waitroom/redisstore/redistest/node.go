@@ -105,9 +105,12 @@ func (n *Node) Resume() error {
 
 // Restart starts a killed node again on its port, empty (there is no
 // persistence) and with its first configuration: a Sentinel group's
-// sentinels then turn it into a replica of the current master, a
-// cluster node rejoins from its nodes file. A running node is killed
-// first.
+// sentinels then turn it into a replica of the current master (within
+// their 10 s INFO period; until then the first master comes back as an
+// empty master), a cluster node rejoins from its nodes file. A master
+// restarted before the sentinels or the cluster failed it over is still
+// the master, empty, and its replicas resync from it: the full loss. A
+// running node is killed first.
 func (n *Node) Restart() error {
 	n.Kill()
 	n.mu.Lock()

@@ -302,6 +302,9 @@ func (s *Sentinel) node(addr string) *Node {
 // counts (the group records every switch from its start), as long as it
 // came after from last became master.
 func (s *Sentinel) WaitSwitch(ctx context.Context, from *Node) (*Node, time.Time, error) {
+	if from == nil {
+		return nil, time.Time{}, errors.New("redistest: WaitSwitch from no node")
+	}
 	for {
 		s.mu.Lock()
 		changed := s.changed
