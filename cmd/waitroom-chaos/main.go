@@ -65,11 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for i := 1; i <= *runs; i++ {
 			start := time.Now()
 			r, err := Run(ctx, bin, f, o)
+			if ctx.Err() != nil {
+				fmt.Fprintln(stderr, "waitroom-chaos: interrupted")
+				return 2
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "waitroom-chaos: %s run %d: %v\n", f.Name, i, err)
-				if ctx.Err() != nil {
-					return 2
-				}
 				continue
 			}
 			broken = broken || len(r.Problems) > 0
