@@ -10,7 +10,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 # module proxy where the installed go is older, whatever go env says.
 export GOTOOLCHAIN ?= auto
 
-.PHONY: help build demo deps lint vulncheck test test-race test-redis fuzz bench bench-all docker clean
+.PHONY: help build demo deps lint vulncheck test test-race test-redis fuzz bench bench-all chaos docker clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -82,6 +82,15 @@ bench: ## gateway vs bare ReverseProxy, BENCHRUNS alternating runs, ratios (gate
 	  $(GO) test -run='^$$' -bench='^Benchmark(Path|Latency)$$' -benchtime=$(BENCHTIME) ./cmd/waitroom/ || exit 1; \
 	done | tee bench.out | grep -E '^Benchmark' ; \
 	$(GO) run ./cmd/benchratio < bench.out
+
+# The failover chaos runs of issue 22 (cmd/waitroom-chaos): three gateways
+# sharing a Sentinel group, a Cluster with replicas or one Redis, a line of
+# hundreds, each fault CHAOSRUNS times (about 20 s a run: 20 runs of the
+# five faults take ~35 minutes). The table goes to standard output, each
+# run's line to standard error; the exit status is 1 when an invariant broke.
+CHAOSRUNS ?= 20
+chaos: ## failover chaos: CHAOSRUNS runs (default 20) of each fault, a Markdown table of what held
+	$(GO) run ./cmd/waitroom-chaos -runs $(CHAOSRUNS)
 
 bench-all: ## every benchmark, with allocations
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
