@@ -174,6 +174,10 @@ func (rl *releases) failoverNoticed(now time.Time) bool {
 // store may have lost them. The first stats only tell where things stand.
 func (rs *Rooms) noticeStats(ctx context.Context, lr *liveRoom, prev, st Stats, first bool) {
 	now := time.Now()
+	// The incarnation is a ticket number too (every ticket of it is above
+	// it): an instance that ticked the room knows it had tickets, even if
+	// no visitor of it came through this instance.
+	lr.known.see(st.Epoch, now)
 	lost := !first && prev.Epoch != 0 && st.Epoch != prev.Epoch
 	repaired := !first && st.Epoch == prev.Epoch && st.Repairs > prev.Repairs
 	if lost || repaired {
