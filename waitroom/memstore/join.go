@@ -341,6 +341,7 @@ func (r *room) pruneMarks(now time.Time, lim waitroom.Limits) {
 const (
 	repairJump = 1024
 	repairHold = time.Second
+	mendMax    = 1 << 20
 )
 
 // learn is the repair of a store that lost its last writes, which a
@@ -361,9 +362,13 @@ func (r *room) learn(now time.Time, lim waitroom.Limits, known, ticket int64) {
 			r.started = true
 		}
 	}
-	hi := known
-	if ticket >= r.seed {
-		hi = max(hi, ticket)
+	// A number more than mendMax past the counter is no lost join but a
+	// ticket of another store sealed with the same keys: it moves nothing.
+	hi := int64(0)
+	for _, n := range [...]int64{known, ticket} {
+		if n > hi && n >= r.seed && n-r.seq <= mendMax {
+			hi = n
+		}
 	}
 	if hi <= r.seq {
 		return

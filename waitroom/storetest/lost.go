@@ -80,4 +80,15 @@ func testCounterBehindKnown(t *testing.T, e *env) {
 	if d := e.decide(lim, waitroom.Visitor{ID: newVisitorID(), Known: known}, true); d.Repaired || d.Position != 5 {
 		t.Errorf("the next newcomer: %+v; want no second repair, position 5", d)
 	}
+	// A number far past anything the store could have lost (a ticket of
+	// another store sealed with the same keys) moves nothing, so the
+	// store's per-ticket structures never span it.
+	far := d.Ticket + 1<<40
+	if d := e.decide(lim, waitroom.Visitor{ID: newVisitorID(), Known: far}, true); d.Repaired || d.Ticket >= far {
+		t.Errorf("a newcomer told of ticket %d: %+v; want no repair", far, d)
+	}
+	v2 := waitroom.Visitor{ID: newVisitorID(), Ticket: far, Issued: time.Now(), Seen: time.Now()}
+	if d := e.decide(lim, v2, true); d.Repaired || d.Ticket == far {
+		t.Errorf("a ticket %d brought back: %+v; want no repair, not placed at it", far, d)
+	}
 }

@@ -26,7 +26,7 @@ end
 local repaired = 0
 if masterChanged() then
   local tail = redis.call('ZRANGE', K_QUEUE, -1, -1, 'WITHSCORES')
-  mend(tonumber(tail[2]) or 0, seq, floor, pbase, grace, now, L)
+  mend(tonumber(tail[2]) or 0, seq, pbase, grace, now, L)
   seed, base, grace, floor, pbase, ttl, seq = room()
   repaired = 1
 end

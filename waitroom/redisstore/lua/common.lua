@@ -367,7 +367,7 @@ end
 -- mend and lost remember the repair, so that tickets up to mend whose
 -- place or session vanished are put back (decide.lua); and for HOLD
 -- nobody new goes in. It returns the new counter and the end of the hold.
-local function mend(hi, seq, floor, pbase, grace, now, L)
+local function mend(hi, seq, pbase, grace, now, L)
   hi = math.max(hi, seq)
   local to = hi + JUMP
   local hold = now + math.min(HOLD, L.grace)

@@ -217,19 +217,21 @@ end
 -- one (KNOWN): the store lost its last writes while the seed stayed (a
 -- failover). mend moves the counter past it and starts the hold; a
 -- waiting visitor found above the counter is answered here.
-local hi = KNOWN
-if TICKET >= seed and TICKET > hi then
-  hi = TICKET
-end
-if behind and behind > hi then
-  hi = behind
+-- A number more than MEND_MAX past the counter is no lost join (a
+-- failover loses the writes of a moment) but a ticket of another store
+-- sealed with the same keys: it moves nothing.
+local hi = 0
+for _, n in ipairs({KNOWN, TICKET, behind or 0}) do
+  if n > hi and n >= seed and n - seq <= MEND_MAX then
+    hi = n
+  end
 end
 -- A ticket whose place or session the store should hold and does not
 -- (the hot paths above found neither) is the other sign: such misses are
 -- rare (a session that ended, a place given up), so only they pay for
 -- asking whether the master changed since the room's last tick.
 if hi > seq or (not behind and TICKET >= seed and (UNTIL > now or PLACED) and masterChanged()) then
-  seq, grace = mend(math.max(hi, TICKET), seq, floor, pbase, grace, now, L)
+  seq, grace = mend(hi, seq, pbase, grace, now, L)
   mended, lost, extra = seq, now, extra + F_REPAIRED
   seed, base, _, floor, pbase = room()
 end
@@ -253,7 +255,7 @@ local function atOnce(ticket, flags)
   -- repaired and held first. INFO costs about 2.5µs of Redis (doc.go,
   -- "Repairs"), paid only here, never on the hot paths.
   if masterChanged() then
-    seq, grace = mend(seq, seq, floor, pbase, grace, now, L)
+    seq, grace = mend(seq, seq, pbase, grace, now, L)
     mended, lost, extra = seq, now, extra + F_REPAIRED
     return nil
   end
@@ -388,7 +390,7 @@ elseif TICKET > 0 and not PLACED then
   -- been handed out by the master that lost it: placed by number, once.
   local gap = mended ~= nil and TICKET <= mended and
     TICKET > (tonumber(redis.call('HGET', K_META, 'skip')) or mended) and redis.call('SADD', K_RESTORED, ID) == 1
-  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and (gap or placeable(TICKET, floor, pbase)) then
+  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and (gap or (TICKET <= seq and placeable(TICKET, floor, pbase))) then
     local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
     if not ok then
       bump('limited', 1, L.dataTTL)

@@ -53,8 +53,11 @@ local BATCH, SWEEP, SWEEP_MAX, REBASE = 1000, 4096, 65536, 4096
 -- numbers it skips marked used in K_PLACED (128 bytes); for HOLD
 -- microseconds after a repair (at most the room's recovery grace) nobody
 -- new goes in, so the admitted visitors whose sessions vanished find
--- their slots.
-local JUMP, HOLD = 1024, 1000000
+-- their slots. A ticket more than MEND_MAX past the counter moves
+-- nothing (see decide.lua): so K_SEEN, 7 bytes a ticket from the line's
+-- head, and K_PLACED, a bit a ticket, never span more than about that
+-- many dead numbers after a repair (7MB and 128KB).
+local JUMP, HOLD, MEND_MAX = 1024, 1000000, 1048576
 
 local function clock()
   local t = redis.call('TIME')
