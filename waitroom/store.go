@@ -180,9 +180,10 @@ type Visitor struct {
 	// room lately (cookies brought and tickets handed out; 0 for none). A
 	// store whose counter is behind it lost writes (a failover to a
 	// replica that lagged): it moves the counter past it and repairs the
-	// room (Decision.Repaired). A store that has no data for the room while
-	// Known says it had some lost it all: the recovery grace starts at
-	// once, so no newcomer takes a slot ahead of the sessions that held it.
+	// room (Decision.Repaired). A store whose data for the room is newer
+	// than Known (no data, or a new incarnation) lost it all: the recovery
+	// grace starts at once, so no newcomer takes a slot ahead of the
+	// sessions that held it.
 	Known int64
 	// Loose is true for a ticket handed out with no number (Ticket 0, not
 	// Placed): its network had used its PendingPerNetwork, so nobody's
@@ -412,8 +413,9 @@ type Line interface {
 	// inside while a slot is free, else to the front of the line. The
 	// first restore starts the RecoveryGrace: until it ends nobody goes in
 	// at once and ticks let in only restored tickets, so no newcomer takes
-	// a slot from the people who held them. A room created while v.Known
-	// says it had tickets starts the grace at once, whoever comes first.
+	// a slot from the people who held them. A call whose v.Known is older
+	// than the store's data (the caller saw tickets the store lost) starts
+	// the grace at once, whoever comes first.
 	//
 	// After a partial loss (a failover; stores that replicate): a counter
 	// behind a ticket or v.Known moves past it (Decision.Repaired), and

@@ -352,15 +352,12 @@ const (
 // count for nobody (a holder brought back is placed by number, once: see
 // place), those up to it stay pending; tickets up to the new counter
 // whose place or session is gone are put back (restore); nobody new goes
-// in for repairHold. A room created while v.Known says it had tickets
-// lost its data: the recovery grace starts at once.
+// in for repairHold. A room whose caller knows tickets older than its data
+// (known below the seed) lost it: the recovery grace starts at once.
 func (r *room) learn(now time.Time, lim waitroom.Limits, known, ticket int64) {
-	if r.fresh {
-		r.fresh = false
-		if known > 0 && lim.RecoveryGrace > 0 && r.graceUntil.IsZero() {
-			r.graceUntil = now.Add(lim.RecoveryGrace)
-			r.started = true
-		}
+	if known > 0 && known < r.seed && lim.RecoveryGrace > 0 && r.graceUntil.IsZero() {
+		r.graceUntil = now.Add(lim.RecoveryGrace)
+		r.started = true
 	}
 	// A number more than mendMax past the counter is no lost join but a
 	// ticket of another store sealed with the same keys: it moves nothing.

@@ -33,9 +33,6 @@ type room struct {
 	// this incarnation starts it, and never restarted after that, so a late
 	// straggler with an old ticket cannot hold newcomers back again.
 	graceUntil time.Time
-	// fresh is set until the first Decide: a room created while the
-	// caller knew tickets of it (Visitor.Known) lost its data.
-	fresh bool
 	// mend, lost and skip are the last repair's (learn): the counter it
 	// set, when, and the highest ticket known then; started and repaired
 	// what the current Decide's learn did.
@@ -85,7 +82,6 @@ func newRoom(now time.Time) *room {
 	seed := now.UnixMicro()
 	return &room{
 		last:     now,
-		fresh:    true,
 		seed:     seed,
 		seq:      seed,
 		line:     newQueue(),

@@ -84,9 +84,9 @@
 //
 // A room whose data is gone while a gateway knows it had tickets
 // (waitroom.Visitor.Known: the highest ticket the gateway saw lately,
-// its ticks' Stats.Epoch among them) lost it: decide.lua starts the
-// recovery grace when it creates the seed, before anyone is let in at
-// once. Otherwise a newcomer could take the slot of an admitted visitor
+// its ticks' Stats.Epoch among them, below the new seed) lost it:
+// decide.lua starts the recovery grace on that call, before anyone is let
+// in at once. Otherwise a newcomer could take the slot of an admitted visitor
 // that a gateway still serves on its ticket's word (store.on_error) or
 // from its session cache, which the store, empty, cannot know: with
 // max_active 1 both were inside, in either order of arrival.

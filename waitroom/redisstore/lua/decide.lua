@@ -195,17 +195,17 @@ if not seed then
   redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0,
     'floor', floor, 'pbase', pbase, 'marks', string.format('%d:%d', now, seed), 'ttl', L.dataTTL)
   redis.call('PEXPIRE', K_META, L.metaTTL)
-  if KNOWN > 0 and L.grace > 0 then
-    -- The gateway saw tickets of this room lately, so its data is lost,
-    -- not new: the recovery grace starts now, before anyone is let in at
-    -- once, so that whoever comes first (a newcomer, or an admitted
-    -- visitor a gateway served on its ticket's word or from its session
-    -- cache while the store was away) no slot goes to a newcomer ahead
-    -- of the sessions that held it.
-    grace = now + L.grace
-    redis.call('HSET', K_META, 'grace', grace)
-    extra = F_GRACE
-  end
+end
+if grace == nil and KNOWN > 0 and KNOWN < seed and L.grace > 0 then
+  -- The gateway saw tickets of this room older than its data lately, so
+  -- the data was lost, not new: the recovery grace starts now, before
+  -- anyone is let in at once, so that whoever comes first (a newcomer, or
+  -- an admitted visitor a gateway served on its ticket's word or from its
+  -- session cache while the store was away) no slot goes to a newcomer
+  -- ahead of the sessions that held it.
+  grace = now + L.grace
+  redis.call('HSET', K_META, 'grace', grace)
+  extra = F_GRACE
 end
 
 -- reply answers with the visitor's standing.
