@@ -22,8 +22,10 @@ import (
 
 // hintFor is how long a ticket an instance saw counts as Visitor.Known
 // after it last saw any: a room's data outlives its last tick by far more
-// (redisstore: a month, or the room's Idle, which bounds it too), so a room
-// whose data is missing while the hint is that fresh lost it.
+// (redisstore: the counter half a month at least, or half the room's
+// Idle, a key being refreshed once half its time is gone; a quarter of
+// Idle bounds the hint too), so a room whose data is missing while the
+// hint is that fresh lost it.
 const hintFor = 10 * time.Minute
 
 // knownTickets is the highest ticket number an instance saw in a room.
@@ -47,11 +49,11 @@ func (k *knownTickets) see(t int64, now time.Time) {
 }
 
 // hint is Visitor.Known: the highest ticket seen, 0 once none was seen for
-// hintFor (or the room's Idle, when shorter).
+// hintFor (or a quarter of the room's Idle, when shorter).
 func (k *knownTickets) hint(now time.Time, lim Limits) int64 {
 	fresh := hintFor
 	if lim.Idle > 0 {
-		fresh = min(fresh, lim.Idle)
+		fresh = min(fresh, lim.Idle/4)
 	}
 	if now.Sub(time.Unix(0, k.at.Load())) >= fresh {
 		return 0
