@@ -175,7 +175,9 @@ func (a *Admitter) Tick(ctx context.Context) {
 	left = nextLeft(left, st, anchorKeep(lim), time.Now())
 	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left})
 	prev := a.lr.stats.Load()
-	a.rs.noticeLine(a.lr.name, *prev, st, !a.lr.ticked.Swap(true))
+	first := !a.lr.ticked.Swap(true)
+	a.rs.noticeStats(tctx, a.lr, *prev, st, first)
+	a.rs.noticeLine(a.lr.name, *prev, st, first)
 	a.lr.sampled(time.Now(), st)
 	a.rs.obs.Tick(a.lr.label(), res)
 	if !a.lr.filled() {

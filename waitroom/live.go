@@ -44,6 +44,9 @@ type liveRoom struct {
 	asleep, counted atomic.Bool
 	visits          atomic.Uint64
 	wake            chan struct{}
+	// known is the highest ticket this instance saw in the room lately,
+	// told to the store as Visitor.Known (repair.go).
+	known knownTickets
 }
 
 // Effective is what a room runs on now: its limits and mode after the

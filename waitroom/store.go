@@ -176,6 +176,15 @@ type Visitor struct {
 	// ChallengeUntil is when that challenge expires. "" for none.
 	Challenge      string
 	ChallengeUntil time.Time
+	// Known is the highest ticket number the asking instance saw in the
+	// room lately (cookies brought and tickets handed out; 0 for none). A
+	// store whose counter is behind it lost writes (a failover to a
+	// replica that lagged): it moves the counter past it and repairs the
+	// room (Decision.Repaired). A store whose data for the room is newer
+	// than Known (no data, or a new incarnation) lost it all: the recovery
+	// grace starts at once, so no newcomer takes a slot ahead of the
+	// sessions that held it.
+	Known int64
 	// Loose is true for a ticket handed out with no number (Ticket 0, not
 	// Placed): its network had used its PendingPerNetwork, so nobody's
 	// place counted it; brought back within the placement window it takes
@@ -220,6 +229,11 @@ type Decision struct {
 	// GraceStarted is true when it was the first of this incarnation.
 	Restored     Restore
 	GraceStarted bool
+	// Repaired is true when this call found the store had lost its last
+	// writes while keeping the room (its counter behind a ticket or
+	// Visitor.Known, or a new master under a ticket it should hold) and
+	// repaired the room first: see Stats.Repairs.
+	Repaired bool
 	// Progress is the room's running counts as of this answer, with
 	// Pending the pending tickets Position counts ahead; set for a placed
 	// ticket waiting, zero otherwise. A gate that keeps it can tell how far
@@ -264,6 +278,9 @@ type Admitted struct {
 	Admitted  int // moved from the line into the active set
 	Abandoned int // dropped from the line for not polling
 	Expired   int // sessions removed because they ran out
+	// Repaired is true when the tick found the room on a new master
+	// (a failover) and repaired it before admitting anyone.
+	Repaired bool
 }
 
 // Stats is a snapshot of a room.
@@ -298,6 +315,12 @@ type Stats struct {
 	LeftTickets [MaxLeftTickets]int64
 	// Epoch is the room's incarnation (see Progress).
 	Epoch int64
+	// Repairs counts the times the store found, within this incarnation,
+	// that it had lost its last writes (a failover) and repaired the room:
+	// the counter moved past every ticket known, the places and sessions of
+	// tickets up to it put back as they return, admissions held a moment.
+	// Every instance's tick reads it, so each notices every repair.
+	Repairs int64
 }
 
 // MaxLeftTickets bounds Stats.LeftTickets.
@@ -390,7 +413,15 @@ type Line interface {
 	// inside while a slot is free, else to the front of the line. The
 	// first restore starts the RecoveryGrace: until it ends nobody goes in
 	// at once and ticks let in only restored tickets, so no newcomer takes
-	// a slot from the people who held them.
+	// a slot from the people who held them. A call whose v.Known is older
+	// than the store's data (the caller saw tickets the store lost) starts
+	// the grace at once, whoever comes first.
+	//
+	// After a partial loss (a failover; stores that replicate): a counter
+	// behind a ticket or v.Known moves past it (Decision.Repaired), and
+	// for a while the tickets up to the new counter whose place or session
+	// is gone are put back as above, once per visitor: a place at its
+	// number, a session while a slot is free.
 	Decide(ctx context.Context, room string, lim Limits, v Visitor, join Join) (Decision, error)
 
 	// Admit runs one admission tick for the room: drop expired sessions, then

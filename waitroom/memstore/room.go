@@ -33,6 +33,12 @@ type room struct {
 	// this incarnation starts it, and never restarted after that, so a late
 	// straggler with an old ticket cannot hold newcomers back again.
 	graceUntil time.Time
+	// mend, lost and skip are the last repair's (learn): the counter it
+	// set, when, and the highest ticket known then; started and repaired
+	// what the current Decide's learn did.
+	mend, skip        int64
+	lost              time.Time
+	started, repaired bool
 
 	bucket bucket
 	minute minute
@@ -107,7 +113,10 @@ func (r *room) expire(now time.Time) int {
 }
 
 func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) waitroom.Decision {
+	r.started, r.repaired = false, false
 	d := r.decideFor(now, lim, v, join)
+	d.GraceStarted = d.GraceStarted || r.started
+	d.Repaired = r.repaired
 	if d.Joined && d.State == waitroom.StateAdmitted {
 		if s := r.active.get(v.ID); s != nil {
 			s.use(now, lim, v.Client) // an admission at once: its first client
@@ -122,11 +131,18 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		return r.inside(s, now, lim, v)
 	}
 	if w := r.waiting[v.ID]; w != nil {
+		r.learn(now, lim, v.Known, w.ticket) // its ticket is the store's, not the cookie's word
 		r.seen.touch(w, now)
 		return r.waitingDecision(w, false)
 	}
+	r.learn(now, lim, v.Known, v.Ticket)
 	if v.Ticket > 0 && v.Ticket < r.seed {
-		if d, ok := r.restore(now, lim, v); ok {
+		if d, ok := r.restore(now, lim, v, time.UnixMicro(r.seed), true); ok {
+			return d
+		}
+	} else if r.mend > 0 && v.Ticket > 0 && v.Ticket <= r.mend &&
+		(v.Until.After(now) || (v.Placed && (lim.AbandonAfter <= 0 || !now.After(r.lost.Add(lim.AbandonAfter))))) {
+		if d, ok := r.restore(now, lim, v, r.lost, false); ok {
 			return d
 		}
 	} else if (v.Ticket > 0 || v.Challenge != "") && !v.Placed {

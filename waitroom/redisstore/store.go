@@ -95,7 +95,7 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
-		v.Client, int64(waitroom.PendingPerClient))
+		v.Client, int64(waitroom.PendingPerClient), v.Known)
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
@@ -132,7 +132,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 16
+const decideArgs = 17
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {
@@ -158,6 +158,7 @@ const (
 	flagGrace       = 8
 	flagBackInLine  = 16
 	flagBackInside  = 32
+	flagRepaired    = 64
 	refusedQuota    = 1
 	refusedFull     = 2
 	refusedSpent    = 3
@@ -179,7 +180,7 @@ func decision(r [decideReply]int64) (waitroom.Decision, error) {
 	}
 	flags := r[5]
 	d := waitroom.Decision{Ticket: r[1], Joined: flags&flagJoined != 0, Placed: flags&flagPlaced != 0,
-		Renewed: flags&flagRenewed != 0, GraceStarted: flags&flagGrace != 0,
+		Renewed: flags&flagRenewed != 0, GraceStarted: flags&flagGrace != 0, Repaired: flags&flagRepaired != 0,
 		Refusal: refusals[r[6]], RetryAfter: time.Duration(r[7]) * time.Microsecond, Recent: r[8]}
 	switch {
 	case flags&flagBackInLine != 0:
@@ -234,6 +235,7 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 		total.Admitted += a.Admitted
 		total.Abandoned += a.Abandoned
 		total.Expired += a.Expired
+		total.Repaired = total.Repaired || a.Repaired
 		left -= a.Admitted
 		if !more {
 			break
@@ -245,11 +247,11 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 // admit runs admit.lua with args and reports what it did and whether it
 // stopped at its own bounds with more to do.
 func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Admitted, bool, error) {
-	var r [4]int64
+	var r [5]int64
 	if err := s.runDurable(ctx, admitScript, room, args, r[:]); err != nil {
 		return waitroom.Admitted{}, false, err
 	}
-	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, r[3] == 1, nil
+	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2]), Repaired: r[4] == 1}, r[3] == 1, nil
 }
 
 // Touch implements waitroom.Store with one script for the whole batch
@@ -299,7 +301,7 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 	st := waitroom.Stats{
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
-		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13],
+		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
 	}
 	copy(st.LeftTickets[:], r[statsShort:])
 	return st, nil

@@ -67,6 +67,8 @@ var cases = []testCase{
 	{"SessionClients", many, testSessionClients},
 	{"SessionClientsQuiet", many, testSessionClientsQuiet},
 	{"RestoreInside", many, testRestoreInside},
+	{"FullLossKnown", many, testFullLossKnown},
+	{"CounterBehindKnown", many, testCounterBehindKnown},
 	{"Shuffle", many, testShuffle},
 	{"ShuffleOnlyPrequeue", many, testShuffleOnlyPrequeue},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},

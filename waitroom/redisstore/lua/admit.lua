@@ -1,9 +1,10 @@
 -- admit.lua: Store.Admit, one admission tick, and Store.AdmitN. ARGV: the
 -- limits block (prelude.lua); for AdmitN, then the most to admit and 1 to
--- leave the token bucket alone. Reply: {admitted, abandoned, expired, more},
--- what this call did; more is 1 when it stopped at its own bounds (BATCH
+-- leave the token bucket alone. Reply: {admitted, abandoned, expired, more, repaired}, what
+-- this call did; more is 1 when it stopped at its own bounds (BATCH
 -- steps, or the count asked for) with eligible visitors left, rather than
--- for want of visitors, slots or tokens.
+-- for want of visitors, slots or tokens; repaired is 1 when it found the
+-- room on a new master and repaired it first (mend in common.lua).
 -- The order of the steps is the contract's: sessions that ran out free their
 -- slots first, the abandoned go before anyone is let in.
 
@@ -13,9 +14,21 @@ local L = limits()
 local WANT = math.min(tonumber(ARGV[LIMIT_ARGS + 1]) or BATCH, BATCH)
 local FREE = ARGV[LIMIT_ARGS + 2] == '1'
 local now = clock()
-local seed, base, grace, floor, pbase, ttl = room()
+local seed, base, grace, floor, pbase, ttl, seq = room()
 if not seed then
-  return {0, 0, 0, 0} -- a room never joined has nothing to move
+  return {0, 0, 0, 0, 0} -- a room never joined has nothing to move
+end
+-- Before anything moves: a new master (a failover, or a restart that kept
+-- the data) may lack the last writes. mend repairs the room and holds
+-- admissions for a moment, so the sessions the store lost get their slots
+-- back first; the counter moves past the line's last ticket (decide.lua
+-- moves it past the tickets the gateways bring).
+local repaired = 0
+if masterChanged() then
+  local tail = redis.call('ZRANGE', K_QUEUE, -1, -1, 'WITHSCORES')
+  mend(tonumber(tail[2]) or 0, seq, pbase, grace, now, L)
+  seed, base, grace, floor, pbase, ttl, seq = room()
+  repaired = 1
 end
 
 -- lastPoll is a waiting visitor's last poll; 0 when none is recorded.
@@ -292,4 +305,4 @@ end
 keep(L.metaTTL, K_META, K_RESTORED)
 keep(L.overrideTTL, K_OVERRIDE)
 keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS)
-return {admitted, abandoned, expired, more}
+return {admitted, abandoned, expired, more, repaired}

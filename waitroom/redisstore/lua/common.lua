@@ -41,9 +41,12 @@ end
 -- the end of the recovery grace, nil until a restore starts it; floor is
 -- the highest ticket too old to be placed, pbase the ticket of K_PLACED's
 -- bit 0 (see placeable); ttl the data keys' lifetime, for release.lua.
+-- seq is the last ticket handed out; mend and lost the counter and the
+-- time of the last repair (see mend), nil before any.
 local function room()
-  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl')
-  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6])
+  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl', 'seq', 'mend', 'lost')
+  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6]),
+    tonumber(m[7]), tonumber(m[8]), tonumber(m[9])
 end
 
 -- firstSession is the session a tick or an immediate admission gives,
@@ -300,4 +303,81 @@ local function bump(field, n, ttl)
   if n > 0 and redis.call('HINCRBY', K_STATS, field, n) == n then
     expiring(ttl, K_STATS)
   end
+end
+
+-- markUsed sets the K_PLACED bits of tickets lo to hi: whole bytes with one
+-- SETRANGE, the ragged ends bit by bit.
+local function markUsed(lo, hi, pbase, ttl)
+  lo = math.max(lo, pbase)
+  if hi < lo then
+    return
+  end
+  local i, last = lo - pbase, hi - pbase
+  while i <= last and i % 8 ~= 0 do
+    redis.call('SETBIT', K_PLACED, i, 1)
+    i = i + 1
+  end
+  local bytes = math.floor((last + 1 - i) / 8)
+  if bytes > 0 then
+    redis.call('SETRANGE', K_PLACED, i / 8, string.rep('\255', bytes))
+    i = i + bytes * 8
+  end
+  while i <= last do
+    redis.call('SETBIT', K_PLACED, i, 1)
+    i = i + 1
+  end
+  expiring(ttl, K_PLACED)
+end
+
+-- replid is the replication id of the server running the script: a
+-- replica promoted to master takes a new one, and so does a server that
+-- restarts, so a room whose K_META holds another one lives on a server
+-- that may lack the last writes of the one that served it. INFO costs
+-- about as much as a few commands (doc.go, "Repairs"), so it is asked once
+-- a tick (admit.lua), on the rare misses of decide.lua and in mend.
+local function replid()
+  return string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+end
+
+-- masterChanged reports whether the room's data was served by another
+-- master (or this one before a restart) than the one running the script
+-- now; the first call records the id.
+local function masterChanged()
+  local id = replid()
+  if not id then
+    return false
+  end
+  local was = redis.call('HGET', K_META, 'replid')
+  if not was then
+    redis.call('HSET', K_META, 'replid', id)
+    return false
+  end
+  return was ~= id
+end
+
+-- mend repairs a room whose store lost its last writes while its seed
+-- stayed (a failover to a replica that lagged; doc.go, "Repairs"): the
+-- counter moves JUMP past hi, the highest ticket known to have been
+-- handed out, so no number is handed out twice again. The numbers from
+-- the old counter to hi were handed out: they stay pending (the places
+-- behind count them, so no position grows when their holders come back
+-- to be placed by number). The JUMP numbers after hi may have been handed
+-- out by gateways that have not said so yet: marked used, they count for
+-- nobody, and one brought back is placed by number once (skip to mend).
+-- mend and lost remember the repair, so that tickets up to mend whose
+-- place or session vanished are put back (decide.lua); and for HOLD
+-- nobody new goes in. It returns the new counter and the end of the hold.
+local function mend(hi, seq, pbase, grace, now, L)
+  hi = math.max(hi, seq)
+  local to = hi + JUMP
+  local hold = now + math.min(HOLD, L.grace)
+  if grace ~= nil and grace > hold then
+    hold = grace
+  end
+  if pbase ~= nil then
+    markUsed(hi + 1, to, pbase, L.dataTTL)
+  end
+  redis.call('HSET', K_META, 'seq', to, 'mend', to, 'lost', now, 'skip', hi, 'grace', hold, 'replid', replid() or '')
+  redis.call('HINCRBY', K_META, 'repairs', 1)
+  return to, hold
 end

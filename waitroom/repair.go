@@ -1,0 +1,218 @@
+package waitroom
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// What an instance does about a store that lost writes (redisstore's doc,
+// "Repairs"): it tells the store the highest ticket it saw in each room
+// lately (Visitor.Known), so a counter behind the tickets is found on the
+// first request that meets it and a store with no data for a room that
+// had some starts the recovery grace before anyone goes in; it trusts its
+// session cache no longer once the store repaired the room; it counts and
+// logs each repair its ticks notice once; and it keeps the releases it
+// passed on lately, and those the store could not take, to apply them
+// again on a store that lost them.
+
+// hintFor is how long a ticket an instance saw counts as Visitor.Known
+// after it last saw any: a room's data outlives its last tick by far more
+// (redisstore: the counter half a month at least, or half the room's
+// Idle, a key being refreshed once half its time is gone; a quarter of
+// Idle bounds the hint too), so a room whose data is missing while the
+// hint is that fresh lost it.
+const hintFor = 10 * time.Minute
+
+// knownTickets is the highest ticket number an instance saw in a room.
+type knownTickets struct {
+	max atomic.Int64
+	at  atomic.Int64 // unix nanoseconds of the last see
+}
+
+// see records ticket t, seen at now.
+func (k *knownTickets) see(t int64, now time.Time) {
+	if t <= 0 {
+		return
+	}
+	k.at.Store(now.UnixNano())
+	for {
+		m := k.max.Load()
+		if t <= m || k.max.CompareAndSwap(m, t) {
+			return
+		}
+	}
+}
+
+// hint is Visitor.Known: the highest ticket seen, 0 once none was seen for
+// hintFor (or a quarter of the room's Idle, when shorter).
+func (k *knownTickets) hint(now time.Time, lim Limits) int64 {
+	fresh := hintFor
+	if lim.Idle > 0 {
+		fresh = min(fresh, lim.Idle/4)
+	}
+	if now.Sub(time.Unix(0, k.at.Load())) >= fresh {
+		return 0
+	}
+	return k.max.Load()
+}
+
+// cookieCounts reports whether a presented ticket may raise the hint: one
+// whose admission runs, or sealed within its room's abandon_after (a
+// minute without one), so a ticket long unseen, which the store rightly
+// forgot, never makes a room that expired look like one that lost its data.
+func cookieCounts(v Visitor, lim Limits, now time.Time) bool {
+	if v.Until.After(now) {
+		return true
+	}
+	within := lim.AbandonAfter
+	if within <= 0 {
+		within = time.Minute
+	}
+	return !v.Seen.IsZero() && now.Sub(v.Seen) < within
+}
+
+// replayWindow is how far back the releases passed on are applied again
+// after a repair: the writes a failover loses are those of the last
+// moments before the switch, which is noticed within a tick of it;
+// sentinels' down-after plus the failover itself take seconds.
+const replayWindow = 30 * time.Second
+
+// maxKept bounds the releases kept, recent and failed alike.
+const maxKept = 4096
+
+// keptRelease is a release passed on (or not yet) to the store.
+type keptRelease struct {
+	room, visitor, how string
+	at                 time.Time
+	pending            bool // the store has not taken it yet
+}
+
+// releases keeps the releases of the last replayWindow that the store
+// took (done), to apply again after a repair, and those it could not take
+// (pending, failed with ErrUnavailable: no master), retried every tick
+// until the store takes them or maxAge passes.
+type releases struct {
+	mu            sync.Mutex
+	done, pending []keptRelease
+	lastFailover  time.Time
+}
+
+// maxPendingAge bounds how long a release the store could not take is
+// retried: past it the session it ends has run out or been renewed by
+// its holder since, and the release would mean nothing.
+const maxPendingAge = 10 * time.Minute
+
+// keep records a release the store took (ok) or could not take.
+func (rl *releases) keep(k keptRelease, ok bool) {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	k.pending = !ok
+	list := &rl.pending
+	if ok {
+		list = &rl.done
+		// Oldest first: drop those out of the window.
+		i := 0
+		for i < len(rl.done) && k.at.Sub(rl.done[i].at) > replayWindow {
+			i++
+		}
+		rl.done = rl.done[i:]
+	}
+	if len(*list) >= maxKept {
+		*list = (*list)[1:]
+	}
+	*list = append(*list, k)
+}
+
+// take removes and returns the pending releases of room, and, with
+// replay, the recent ones too (which stay kept).
+func (rl *releases) take(room string, replay bool, now time.Time) []keptRelease {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	var out []keptRelease
+	kept := rl.pending[:0]
+	for _, k := range rl.pending {
+		switch {
+		case now.Sub(k.at) > maxPendingAge:
+		case k.room == room:
+			out = append(out, k)
+		default:
+			kept = append(kept, k)
+		}
+	}
+	rl.pending = kept
+	if replay {
+		for _, k := range rl.done {
+			if k.room == room && now.Sub(k.at) <= replayWindow {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// failoverNoticed reports whether a repair noticed at now is a failover
+// not counted yet: one failover repairs every room it touched, each
+// noticed by its own tick, so those within replayWindow of the first
+// count once.
+func (rl *releases) failoverNoticed(now time.Time) bool {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if !rl.lastFailover.IsZero() && now.Sub(rl.lastFailover) < replayWindow {
+		return false
+	}
+	rl.lastFailover = now
+	return true
+}
+
+// noticeStats is the tick's look at a room's repairs: a new incarnation
+// (the store lost the room's data) or a repair this instance had not
+// seen yet drops the room's session cache; a repair is counted and logged
+// once, and the releases of the last moments are applied again, since the
+// store may have lost them. The first stats only tell where things stand.
+func (rs *Rooms) noticeStats(ctx context.Context, lr *liveRoom, prev, st Stats, first bool) {
+	now := time.Now()
+	// The incarnation is a ticket number too (every ticket of it is above
+	// it): an instance that ticked the room knows it had tickets, even if
+	// no visitor of it came through this instance.
+	lr.known.see(st.Epoch, now)
+	lost := !first && prev.Epoch != 0 && st.Epoch != prev.Epoch
+	repaired := !first && st.Epoch == prev.Epoch && st.Repairs > prev.Repairs
+	if lost || repaired {
+		rs.sessions.Load().dropRoom(lr.name)
+	}
+	if repaired {
+		if rs.releases.failoverNoticed(now) {
+			rs.obs.Failover()
+		}
+		rs.log.Warn("the store lost its last writes (a failover): room repaired; tickets get their places back by number",
+			zap.String(fieldRoom, lr.name), zap.Int64("repairs", st.Repairs))
+	}
+	rs.retryReleases(ctx, lr, repaired || lost, now)
+}
+
+// retryReleases applies again the releases of room that the store could
+// not take, and with replay those of the last moments.
+func (rs *Rooms) retryReleases(ctx context.Context, lr *liveRoom, replay bool, now time.Time) {
+	for _, k := range rs.releases.take(lr.name, replay, now) {
+		err := rs.store.Release(ctx, k.room, k.visitor)
+		switch {
+		case errors.Is(err, ErrUnavailable):
+			rs.releases.keep(k, false)
+		case k.pending:
+			// Taken late (ErrNotFound too: the session ended meanwhile);
+			// kept as done, so a repair in the next moments applies it again.
+			if err == nil {
+				rs.obs.Released(rs.labelOf(k.room), k.how)
+			}
+			rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now}, true)
+		case err == nil:
+			rs.obs.Restored(rs.labelOf(k.room), "release") // a release the store had lost
+		}
+		// ErrNotFound for a replay: the store has it right already.
+	}
+}
