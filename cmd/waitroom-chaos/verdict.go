@@ -186,7 +186,7 @@ func keptPolling(x *Visitor, room Room) bool {
 // takes it when it comes back). ok false if it was never seen waiting.
 func placed(x *Visitor) (time.Duration, bool) {
 	for _, p := range x.polls {
-		if p.state == "waiting" {
+		if p.state == "waiting" && !p.join {
 			return p.recv, true
 		}
 	}
@@ -202,7 +202,7 @@ func waitedUntil(x *Visitor) time.Duration {
 		if len(x.admits) > 0 && p.sent > x.admits[0].lo {
 			break
 		}
-		if p.state == "waiting" {
+		if p.state == "waiting" && !p.join {
 			last = p.sent
 		}
 	}
@@ -255,8 +255,8 @@ func growth(x *Visitor) int {
 		if len(x.admits) > 0 && p.sent > x.admits[0].lo || p.state == "none" {
 			break
 		}
-		if p.state != "waiting" || p.position <= 0 {
-			continue
+		if p.state != "waiting" || p.join || p.position <= 0 {
+			continue // a join's position is of a ticket not yet placed
 		}
 		if low > 0 && p.position > low {
 			most = max(most, p.position-low)

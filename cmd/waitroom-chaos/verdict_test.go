@@ -48,6 +48,7 @@ func TestCheck_Inversions(t *testing.T) {
 		{"B joined before A was placed", func(a, b *Visitor) { b.joinSent = 1 * s }, 0},
 		{"A's last wait before B was surely in", func(a, b *Visitor) { a.polls[1].sent = 2900 * time.Millisecond }, 0},
 		{"A's ticket was forgotten", func(a, b *Visitor) { a.lost = true }, 0},
+		{"A's first waiting answer was its join's", func(a, b *Visitor) { a.polls[0].join = true }, 0},
 		{"B stopped polling", func(a, b *Visitor) { b.maxGap = room.AbandonAfter }, 0},
 		{"A went in first", func(a, b *Visitor) {
 			a.polls = a.polls[:1]
@@ -76,6 +77,7 @@ func TestCheck_Growth(t *testing.T) {
 		{"shrinks", Visitor{polls: []poll{waiting(1*s, 10), waiting(2*s, 8), waiting(3*s, 7)}}, 0},
 		{"grows back", Visitor{polls: []poll{waiting(1*s, 10), waiting(2*s, 8), waiting(3*s, 9)}}, 1},
 		{"hold in between", Visitor{polls: []poll{waiting(1*s, 10), {sent: 2 * s, state: "hold"}, waiting(3*s, 12)}}, 2},
+		{"a join's estimate", Visitor{polls: []poll{{sent: 1 * s, state: "waiting", position: 5, join: true}, waiting(2*s, 8)}}, 0},
 		{"after its admission", Visitor{polls: []poll{waiting(1*s, 3), waiting(4*s, 50)}, admits: []admission{{lo: 1 * s, hi: 2 * s}}}, 0},
 	} {
 		if g := growth(&tc.x); g != tc.want {

@@ -19,6 +19,7 @@ type poll struct {
 	state      string
 	position   int
 	ticket     int64
+	join       bool // the answer to a join: its ticket holds no place yet
 }
 
 // admission is one time a visitor was let in: the gateway decided it after
@@ -132,7 +133,10 @@ func (c *crowd) Live(ctx context.Context, v *Visitor) {
 	w := &walk{crowd: c, v: v, cl: &http.Client{Transport: c.transport, Jar: jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	a := w.join(ctx, "1")
+	joined := true // a is the answer to a join
 	for a != nil && ctx.Err() == nil {
+		fromJoin := joined
+		joined = false
 		if a.state == "" { // the site answered
 			w.in(a)
 			if a.released {
@@ -159,16 +163,17 @@ func (c *crowd) Live(ctx context.Context, v *Visitor) {
 		case "waiting", "paused":
 			w.lastWait = a.sent
 		case "none":
-			// The page reloads and joins again. Only a ticket that had a
-			// number was forgotten; a join answered "hold" (no store, so
-			// no ticket) is not a place.
-			v.lost = v.lost || w.ticketed
+			// The page reloads and joins again. Only a ticket seen placed
+			// was forgotten; a join answered "hold" (no store, so no
+			// ticket) or a ticket never brought back is not a place.
+			v.lost = v.lost || w.placed
 		}
+		w.placed = w.placed || (s.State == "waiting" && !fromJoin)
 		w.ticketed = w.ticketed || s.Ticket > 0
-		v.polls = append(v.polls, poll{sent: a.sent, recv: a.recv, state: s.State, position: s.Position, ticket: s.Ticket})
+		v.polls = append(v.polls, poll{sent: a.sent, recv: a.recv, state: s.State, position: s.Position, ticket: s.Ticket, join: fromJoin})
 		if s.State == "none" {
-			a = w.join(ctx, "0")
-			w.ticketed = false
+			a, joined = w.join(ctx, "0"), true
+			w.ticketed, w.placed = false, false
 			continue
 		}
 		a = w.poll(ctx, a.sent, time.Duration(max(1, s.RefreshAfter))*time.Second)
@@ -181,7 +186,8 @@ type walk struct {
 	v        *Visitor
 	cl       *http.Client
 	inside   bool
-	ticketed bool          // a ticket number was seen: the visitor holds a place
+	ticketed bool          // a ticket number was seen: the join that counts is done
+	placed   bool          // a poll (not a join) was answered "waiting": the ticket holds a place
 	lastWait time.Duration // sent: the last request answered "waiting" (lo of the next admission)
 }
 
