@@ -48,14 +48,8 @@ test: deps lint ## everything CI runs: deps, lint, govulncheck, race tests (real
 # is less than cmd/waitroom's tests take under the race detector on a busy
 # 2-core machine (a newcomer's laptop, a shared CI runner).
 TESTTIMEOUT ?= 30m
-# -parallel: how many t.Parallel tests of a package run at once. go test's
-# default is GOMAXPROCS (2 on a 2-core machine); cmd/waitroom's parallel
-# tests mostly wait on the clock (minute-long floods, browsers, a process
-# under test), so 4 at once overlap their waits. More starves the CPU-bound
-# ones: at 8, on a busy 2-core machine, six tests missed their bounds.
-TESTPARALLEL ?= 4
 test-race: ## go test -race ./...
-	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout $(TESTTIMEOUT) $(PKGS)
+	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) $(PKGS)
 
 test-redis: ## only the tests that need Redis
 	WAITROOM_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout $(TESTTIMEOUT) ./waitroom/redisstore/... ./cmd/...
