@@ -170,7 +170,7 @@ func TestDurable_NoReplicaNeverWaits(t *testing.T) {
 func TestDurable_Conformance(t *testing.T) {
 	master := redistest.Start(t)
 	startReplica(t, master)
-	storetest.Run(t, durableStores(master.NewClient))
+	storetest.RunUntimed(t, durableStores(master.NewClient))
 }
 
 // TestDurable_ClusterConformance runs the suite with WAIT on, on a
@@ -179,7 +179,7 @@ func TestDurable_Conformance(t *testing.T) {
 // nothing to wait for.
 func TestDurable_ClusterConformance(t *testing.T) {
 	addrs := redistest.StartCluster(t, 3)
-	storetest.Run(t, durableStores(func() redis.UniversalClient {
+	storetest.RunUntimed(t, durableStores(func() redis.UniversalClient {
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: addrs, DialTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
 		})
