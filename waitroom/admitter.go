@@ -152,10 +152,22 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
-	res, err := store.Admit(tctx, a.lr.name, lim)
+	actx := tctx
+	if !lim.Random {
+		// The admissions this instance saw, so a store that lost some
+		// puts them back (Visitor.KnownAdmitted).
+		actx = WithKnownAdmitted(tctx, a.lr.admitted.hint(time.Now(), lim))
+	}
+	res, err := store.Admit(actx, a.lr.name, lim)
 	if err != nil {
 		a.failed(ctx, tctx, err)
 		return
+	}
+	if !lim.Random {
+		a.lr.admitted.see(res.Highest, time.Now())
+	}
+	for range res.Readmitted {
+		a.rs.obs.Restored(a.lr.label(), "inside") // admissions the store had lost
 	}
 	if res.Admitted > 0 || res.Abandoned > 0 || res.Expired > 0 {
 		a.log.Info("admission tick",
