@@ -181,13 +181,15 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	a.rs.health.answered()
 	var left *leftTickets
-	if prev := a.lr.view.Load(); prev != nil {
-		left = prev.left
+	lastView := a.lr.view.Load()
+	if lastView != nil {
+		left = lastView.left
 	}
 	left = nextLeft(left, st, anchorKeep(lim), time.Now())
-	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left})
 	prev := a.lr.stats.Load()
 	first := !a.lr.ticked.Swap(true)
+	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left,
+		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now())})
 	a.rs.noticeStats(tctx, a.lr, *prev, st, first)
 	a.rs.noticeLine(a.lr.name, *prev, st, first)
 	a.lr.sampled(time.Now(), st)
