@@ -165,6 +165,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	if !lim.Random {
 		a.lr.admitted.see(res.Highest, time.Now())
+		a.lr.known.see(res.Highest, time.Now()) // a ticket admitted is a ticket seen
 	}
 	for range res.Readmitted {
 		a.rs.obs.Restored(a.lr.label(), "inside") // admissions the store had lost

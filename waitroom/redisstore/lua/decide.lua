@@ -227,7 +227,7 @@ end
 -- failover loses the writes of a moment) but a ticket of another store
 -- sealed with the same keys: it moves nothing.
 local hi = 0
-for _, n in ipairs({KNOWN, TICKET, behind or 0}) do
+for _, n in ipairs({KNOWN, KNOWN_ADMITTED, TICKET, behind or 0}) do
   if n > hi and n >= seed and n - seq <= MEND_MAX then
     hi = n
   end
