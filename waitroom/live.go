@@ -45,8 +45,9 @@ type liveRoom struct {
 	visits          atomic.Uint64
 	wake            chan struct{}
 	// known is the highest ticket this instance saw in the room lately,
-	// told to the store as Visitor.Known (repair.go).
-	known knownTickets
+	// told to the store as Visitor.Known (repair.go); admitted the
+	// highest it saw admitted, told as Visitor.KnownAdmitted.
+	known, admitted knownTickets
 }
 
 // Effective is what a room runs on now: its limits and mode after the

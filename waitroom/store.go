@@ -185,6 +185,14 @@ type Visitor struct {
 	// grace starts at once, so no newcomer takes a slot ahead of the
 	// sessions that held it.
 	Known int64
+	// KnownAdmitted is the highest ticket number the asking instance saw
+	// admitted in the room lately (its ticks' Admitted.Highest, admitted
+	// tickets it served; 0 for none, and always 0 in a Random room). In a
+	// room that admits from the head of its line, every ticket up to it
+	// was admitted or dropped: a store that still has visitors in line
+	// there lost those admissions (a failover) and puts them back inside
+	// at once (Decision.Repaired), so no position behind them grows.
+	KnownAdmitted int64
 	// Loose is true for a ticket handed out with no number (Ticket 0, not
 	// Placed): its network had used its PendingPerNetwork, so nobody's
 	// place counted it; brought back within the placement window it takes
@@ -279,8 +287,35 @@ type Admitted struct {
 	Abandoned int // dropped from the line for not polling
 	Expired   int // sessions removed because they ran out
 	// Repaired is true when the tick found the room on a new master
-	// (a failover) and repaired it before admitting anyone.
+	// (a failover), or admissions lost (see Visitor.KnownAdmitted), and
+	// repaired it before admitting anyone.
 	Repaired bool
+	// Highest is the highest ticket this call admitted; 0 for none, and
+	// always 0 in a Random room. The caller keeps it as its KnownAdmitted.
+	Highest int64
+	// Readmitted counts the lost admissions this call put back inside.
+	Readmitted int
+}
+
+// knownAdmittedKey carries Visitor.KnownAdmitted to Admit and AdmitN.
+type knownAdmittedKey struct{}
+
+// WithKnownAdmitted returns ctx carrying the highest ticket the caller
+// saw admitted in the room (Visitor.KnownAdmitted) to Admit and AdmitN. It
+// is a hint a replicated store uses to find admissions it lost, not a
+// parameter: a store that never loses writes ignores it, so it rides on
+// the context rather than widening every Store's Admit.
+func WithKnownAdmitted(ctx context.Context, ticket int64) context.Context {
+	if ticket <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, knownAdmittedKey{}, ticket)
+}
+
+// KnownAdmittedFrom is what WithKnownAdmitted put in ctx; 0 for none.
+func KnownAdmittedFrom(ctx context.Context) int64 {
+	n, _ := ctx.Value(knownAdmittedKey{}).(int64)
+	return n
 }
 
 // Stats is a snapshot of a room.

@@ -177,6 +177,15 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 			lr.known.see(v.Ticket, now)
 		}
 		v.Known = lr.known.hint(now, lim)
+		if !lim.Random {
+			// In a room that admits from the head, every ticket up to
+			// the highest admitted went in: a store with some of them
+			// still in line lost those admissions (Visitor.KnownAdmitted).
+			if v.Until.After(now) {
+				lr.admitted.see(v.Ticket, now)
+			}
+			v.KnownAdmitted = lr.admitted.hint(now, lim)
+		}
 	}
 	if !v.Until.IsZero() {
 		// Per client: a session used from another address must reach the
@@ -192,6 +201,9 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 	g.rooms.health.answered()
 	if lr != nil {
 		lr.known.see(d.Ticket, now)
+		if d.State == StateAdmitted && !lim.Random {
+			lr.admitted.see(d.Ticket, now)
+		}
 	}
 	if d.Repaired || d.GraceStarted {
 		// The store lost writes: what this instance cached of the room's

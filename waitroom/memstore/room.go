@@ -312,6 +312,9 @@ func (r *room) pass(now time.Time, lim waitroom.Limits, n int, bucket bool) wait
 		r.drop(w)
 		r.admit(w.id, w.ticket, now, firstSession(lim))
 		a.Admitted++
+		if !lim.Random {
+			a.Highest = max(a.Highest, w.ticket) // as redisstore's; never lost here, so never a hint
+		}
 	}
 	return a
 }

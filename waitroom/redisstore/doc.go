@@ -22,8 +22,9 @@
 //
 //	{wr:R}:meta      hash        seq (last ticket), seed, base and sweep (see seen), grace (end of the
 //	                             recovery grace), ttl (the data keys' lifetime, for release.lua),
-//	                             replid (the master that served the room), and the last repair's
-//	                             mend, lost, skip and the count repairs (see Repairs)
+//	                             replid (the master that served the room), adm (the highest ticket
+//	                             admitted, FIFO rooms), and the last repair's mend, lost, skip and
+//	                             the count repairs (see Repairs)
 //	{wr:R}:queue     sorted set  visitor id by ticket number: the line; ZRANK is the position
 //	{wr:R}:seen      string      last poll of each waiting visitor of this incarnation, 7 bytes at
 //	                             offset 7 × (ticket - base): microseconds, big-endian, 0 = none
@@ -110,6 +111,14 @@
 //     it matters and is rare: a ticket whose place or session the store
 //     should hold and does not, and a newcomer about to be let in at once
 //     (a free slot may be a lost session). The hot paths ask nothing;
+//   - admissions lost: in a room that admits from the head (not Random),
+//     every ticket up to the highest admitted went in or was dropped, and
+//     each admission writes that high-water mark (adm) in the same script.
+//     A gateway's Visitor.KnownAdmitted above adm (the highest ticket its
+//     ticks admitted, Admitted.Highest, or an admitted ticket it served;
+//     an argument, read with the hot path's HMGET) means the admissions
+//     above adm were lost: their visitors are still in line, at its head,
+//     and every position behind would grow by their number;
 //   - (outside the store) a gateway that notices a repair in Stats.Repairs
 //     drops its session cache for the room and applies again the releases
 //     it passed on in the last 30 seconds (waitroom/repair.go).
@@ -135,6 +144,29 @@
 // while a slot is free if its admission still runs, else at its number
 // in line; a place only within abandon_after of the repair, and only for
 // a ticket seen within abandon_after before it.
+//
+// readmit (common.lua) puts lost admissions back at once, on the first
+// tick or poll that carries a KnownAdmitted above adm: the visitors in
+// line above adm and at or below it go into the active set with a tick's
+// first session (short until used), and adm moves to it. They were
+// inside, so counting them is what keeps max_active true: left out, each
+// would let the new master admit one more while they are on the site. If
+// slots were reused inside the lost window (a release or expiry lost too;
+// the gateways' replay of releases fixes the first) they may exceed
+// max_active for a moment; they go in all the same, since they really are
+// inside, and nobody new goes in until the count drops below. The one
+// kind in that range that was not inside is a pending ticket placed late
+// by number within the lost window: it stood at the head, next in, so it
+// goes in a tick early and nobody is overtaken. A call moves at most
+// max_active + BATCH visitors: the lost admissions still inside hold at
+// most max_active slots and one tick admits at most BATCH, so more can
+// only be admissions whose sessions ended within the window; any left
+// past the cap are moved by the next call (adm stops at the last moved).
+// A room with no adm (none admitted yet on this master, or data from
+// before adm) repairs nothing this way. A gateway that finds a repair in
+// a tick's Stats also stops answering polls from anchors minted before it
+// (waitroom/anchored.go): those were minted against progress the new
+// master lost, and would show positions grown by the lost admissions.
 //
 // The window between the promotion and the detection: until the new
 // master's first tick (a tick of any gateway), or the first request that

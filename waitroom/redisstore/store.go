@@ -95,7 +95,7 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
-		v.Client, int64(waitroom.PendingPerClient), v.Known)
+		v.Client, int64(waitroom.PendingPerClient), v.Known, v.KnownAdmitted)
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
@@ -132,7 +132,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 17
+const decideArgs = 18
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {
@@ -206,7 +206,10 @@ func decision(r [decideReply]int64) (waitroom.Decision, error) {
 // of work, so a huge line is pruned over several ticks; see doc.go. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
-	a, _, err := s.admit(ctx, room, s.cache.limitArgs(lim))
+	base := s.cache.limitArgs(lim)
+	args := make([]any, len(base), len(base)+3)
+	copy(args, base)
+	a, _, err := s.admit(ctx, room, append(args, "", 0, waitroom.KnownAdmittedFrom(ctx)))
 	if err != nil {
 		return waitroom.Admitted{}, fmt.Errorf("admitting room %q: %w", room, err)
 	}
@@ -225,10 +228,11 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 		return total, err
 	}
 	base := s.cache.limitArgs(lim)
-	args := make([]any, len(base), len(base)+2)
+	args := make([]any, len(base), len(base)+3)
 	copy(args, base)
+	known := waitroom.KnownAdmittedFrom(ctx)
 	for left := n; left > 0; {
-		a, more, err := s.admit(ctx, room, append(args, left, 1))
+		a, more, err := s.admit(ctx, room, append(args, left, 1, known))
 		if err != nil {
 			return total, fmt.Errorf("admitting %d of %d in room %q: %w", left, n, room, err)
 		}
@@ -236,6 +240,8 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 		total.Abandoned += a.Abandoned
 		total.Expired += a.Expired
 		total.Repaired = total.Repaired || a.Repaired
+		total.Highest = max(total.Highest, a.Highest)
+		total.Readmitted += a.Readmitted
 		left -= a.Admitted
 		if !more {
 			break
@@ -247,11 +253,12 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 // admit runs admit.lua with args and reports what it did and whether it
 // stopped at its own bounds with more to do.
 func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Admitted, bool, error) {
-	var r [5]int64
+	var r [7]int64
 	if err := s.runDurable(ctx, admitScript, room, args, r[:]); err != nil {
 		return waitroom.Admitted{}, false, err
 	}
-	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2]), Repaired: r[4] == 1}, r[3] == 1, nil
+	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2]), Repaired: r[4] == 1,
+		Highest: r[5], Readmitted: int(r[6])}, r[3] == 1, nil
 }
 
 // Touch implements waitroom.Store with one script for the whole batch

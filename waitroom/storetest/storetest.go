@@ -108,6 +108,7 @@ var cases = []testCase{
 	{"OverrideRefused", one, testOverrideRefused},
 	{"ModesThroughOverride", many, testModesThroughOverride},
 	{"AdmitNCapacity", many, testAdmitNCapacity},
+	{"AdmitHighest", many, testAdmitHighest},
 	{"AdmitNIgnoresBucket", many, testAdmitNIgnoresBucket},
 	{"AdmitNDropsStale", many, testAdmitNDropsStale},
 	{"AdmitNIsAnAdmission", many, testAdmitNIsAnAdmission},

@@ -42,11 +42,12 @@ end
 -- the highest ticket too old to be placed, pbase the ticket of K_PLACED's
 -- bit 0 (see placeable); ttl the data keys' lifetime, for release.lua.
 -- seq is the last ticket handed out; mend and lost the counter and the
--- time of the last repair (see mend), nil before any.
+-- time of the last repair (see mend), nil before any; adm the highest
+-- ticket the room admitted (see readmit), nil before any.
 local function room()
-  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl', 'seq', 'mend', 'lost')
+  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl', 'seq', 'mend', 'lost', 'adm')
   return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6]),
-    tonumber(m[7]), tonumber(m[8]), tonumber(m[9])
+    tonumber(m[7]), tonumber(m[8]), tonumber(m[9]), tonumber(m[10])
 end
 
 -- firstSession is the session a tick or an immediate admission gives,
@@ -380,4 +381,66 @@ local function mend(hi, seq, pbase, grace, now, L)
   redis.call('HSET', K_META, 'seq', to, 'mend', to, 'lost', now, 'skip', hi, 'grace', hold, 'replid', replid() or '')
   redis.call('HINCRBY', K_META, 'repairs', 1)
   return to, hold
+end
+
+-- The admissions a failover lost (doc.go, "Repairs"). In a room that
+-- admits from the head of its line (not random), every ticket up to the
+-- highest one admitted was admitted or dropped by the time it was; adm,
+-- in K_META, is that high-water mark, written with the admissions in the
+-- same script, so a master that has adm has the admissions up to it. A
+-- gateway's word of a higher one (waitroom.Visitor.KnownAdmitted: from
+-- its ticks' results and the admitted tickets it serves) means this
+-- master lost the admissions above adm: their visitors are still in line,
+-- at its head, ahead of everyone who waits, and every position behind
+-- them would grow by their number until they went in again.
+--
+-- lostAdmissions reports whether hint says so: a ticket of this
+-- incarnation (a full loss is the recovery grace's), not past the counter
+-- (mend moves it past first), above an adm this master has (a room with
+-- none admitted nobody here that it could have lost, or ran code from
+-- before adm: nothing to compare with).
+local function lostAdmissions(hint, adm, seed, seq, L)
+  return not L.random and adm ~= nil and seed ~= nil and hint > adm and hint >= seed and hint <= seq
+end
+
+-- readmit moves the visitors in line above adm and at or below hint into
+-- the active set, with a tick's first session (short until used), and
+-- moves adm to hint. They were inside: counting them is what keeps
+-- max_active honest, since leaving them out would let the new master
+-- admit one more per lost admission while they are still on the site. If
+-- slots were reused inside the lost window (a release or an expiry lost
+-- too, a gateway's replay of its releases fixes the first), they may be
+-- more than max_active for a moment; they go in all the same, because
+-- they really are inside, and nobody new goes in until the count drops
+-- below. The only ones in that range who were not inside are tickets
+-- placed late by number (pending, then brought back) inside the lost
+-- window: they stood at the head, next to go in, so letting them in one
+-- tick early breaks nobody's order.
+-- The cost is bounded: at most max_active + BATCH visitors, the queue's
+-- head range. That is enough: the lost admissions still inside hold at
+-- most max_active slots, and a tick admits at most BATCH, so more than
+-- that above adm can only be admissions whose sessions ended in the
+-- window; what is left past the cap is moved by the next call, since adm
+-- then only reaches the last one moved. It returns how many it moved and
+-- the new adm.
+local function readmit(hint, adm, base, now, L)
+  local cap = math.max(L.max, 0) + BATCH
+  local ids = redis.call('ZRANGEBYSCORE', K_QUEUE, excl(adm), hint, 'WITHSCORES', 'LIMIT', 0, cap)
+  local n = #ids / 2
+  local first = firstSession(L)
+  for i = 1, #ids, 2 do
+    drop(ids[i], tonumber(ids[i + 1]), base)
+    admit(ids[i], now, first)
+  end
+  local to = hint
+  if n == cap then
+    to = tonumber(ids[#ids]) -- more left: the next call goes on from here
+  end
+  if n > 0 then
+    expiring(L.dataTTL, K_ACTIVE)
+    bump('readmitted', n, L.dataTTL)
+  end
+  redis.call('HSET', K_META, 'adm', to)
+  redis.call('HINCRBY', K_META, 'repairs', 1)
+  return n, to
 end

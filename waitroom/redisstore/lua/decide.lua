@@ -14,7 +14,9 @@
 -- count while they are pending (waitroom.PendingPerClient), and the
 -- highest ticket the gateway saw in the room lately (waitroom.Visitor.Known,
 -- 0 for none), by which a counter behind the tickets is found and a room
--- whose data is gone is known to have had some.
+-- whose data is gone is known to have had some, and the highest ticket it
+-- saw admitted there lately (waitroom.Visitor.KnownAdmitted, 0 for none),
+-- by which lost admissions are found (readmit in common.lua).
 -- KEYS: the room's (prelude.lua), then the network's quota key, the
 -- challenge's spent key, the block's quota key, the network's pending
 -- allowance, the client's and the block's, each K_META when there is
@@ -37,6 +39,7 @@ local V = LIMIT_ARGS
 local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
 local PLACED = ARGV[V + 5] == '1'
 local KNOWN = tonumber(ARGV[V + 17]) or 0
+local KNOWN_ADMITTED = tonumber(ARGV[V + 18]) or 0
 local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
 local now = clock()
 
@@ -138,13 +141,16 @@ if t then
   -- string, which is what writing into an absent key gives. The position
   -- and the line count the pending tickets (see the placement window in
   -- common.lua) ahead and in all.
-  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq', 'seed')
+  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq', 'seed', 'adm')
   local base, floor, pbase, seq = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
-  -- A ticket above the counter (or the gateway's word of one) means the
-  -- store lost its last writes (a failover): repaired below, after
-  -- common.lua, where this visitor is answered too. Reading seq here
-  -- costs nothing more.
-  if seq ~= nil and (t > seq or KNOWN > seq) then
+  -- A ticket above the counter (or the gateway's word of one), or the
+  -- gateway's word of an admission above the room's high-water mark, means
+  -- the store lost its last writes (a failover): repaired below, after
+  -- common.lua, where this visitor is answered too. Reading seq and adm
+  -- here costs nothing more.
+  local adm = tonumber(m[6])
+  if seq ~= nil and (t > seq or KNOWN > seq or (adm ~= nil and KNOWN_ADMITTED > adm and
+      KNOWN_ADMITTED >= (tonumber(m[5]) or 0))) then
     behind = t
   else
     if base ~= nil and t >= base then
@@ -186,7 +192,7 @@ end
 
 -- The counter starts at the clock, so tickets keep growing even after
 -- Redis lost its data.
-local seed, base, grace, floor, pbase, _, seq, mended, lost = room()
+local seed, base, grace, floor, pbase, _, seq, mended, lost, adm = room()
 -- extra are flags every reply of this call carries: the grace this call
 -- started, the repair it made.
 local extra = 0
@@ -221,7 +227,7 @@ end
 -- failover loses the writes of a moment) but a ticket of another store
 -- sealed with the same keys: it moves nothing.
 local hi = 0
-for _, n in ipairs({KNOWN, TICKET, behind or 0}) do
+for _, n in ipairs({KNOWN, KNOWN_ADMITTED, TICKET, behind or 0}) do
   if n > hi and n >= seed and n - seq <= MEND_MAX then
     hi = n
   end
@@ -235,7 +241,22 @@ if hi > seq or (not behind and TICKET >= seed and (UNTIL > now or PLACED) and ma
   mended, lost, extra = seq, now, extra + F_REPAIRED
   seed, base, _, floor, pbase = room()
 end
+-- Admissions the store lost (readmit): put back inside at once, so no
+-- position behind them grows.
+if lostAdmissions(KNOWN_ADMITTED, adm, seed, seq, L) then
+  readmit(KNOWN_ADMITTED, adm, base, now, L)
+  if extra < F_REPAIRED then
+    extra = extra + F_REPAIRED
+  end
+end
 if behind then
+  if not redis.call('ZSCORE', K_QUEUE, ID) then
+    -- readmit let this very visitor back in: it was admitted.
+    local u = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
+    if u then
+      return reply(S_ADMITTED, behind, 0, 0, u, F_PLACED + F_BACK_INSIDE)
+    end
+  end
   touch(ID, behind, base, now, L.dataTTL)
   return reply(S_WAITING, behind, redis.call('ZRANK', K_QUEUE, ID) + 1 + pendingBelow(behind, floor, pbase),
     redis.call('ZCARD', K_QUEUE) + pendingBelow(seq + 1, floor, pbase), 0, F_PLACED)
@@ -267,6 +288,10 @@ local function atOnce(ticket, flags)
   end
   local u = admit(ID, now, firstSession(L))
   expiring(L.dataTTL, K_ACTIVE)
+  if not L.random and (adm == nil or ticket > adm) then
+    adm = ticket
+    redis.call('HSET', K_META, 'adm', adm) -- readmit's high-water mark, as a tick's
+  end
   if L.clients > 0 or L.sessionMax > 0 then
     -- In use from now, by this client: its first request is this one.
     local client = ''
