@@ -337,7 +337,14 @@ end
 -- about as much as a few commands (doc.go, "Repairs"), so it is asked once
 -- a tick (admit.lua), on the rare misses of decide.lua and in mend.
 local function replid()
-  return string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+  -- pcall: INFO is in ACL's @dangerous category, which a least-privilege
+  -- user (+@all -@dangerous) lacks. Without it there is no id (nil), and a
+  -- failover is found by the counter and the gateways' hints alone.
+  local info = redis.pcall('INFO', 'replication')
+  if type(info) ~= 'string' then
+    return nil
+  end
+  return string.match(info, 'master_replid:(%w+)')
 end
 
 -- masterChanged reports whether the room's data was served by another
