@@ -76,7 +76,7 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 		if len(x.admits) > 0 {
 			v.Admitted++
 		}
-		if g := growth(x); g > 0 || x.lost {
+		if g := growth(x, w.At, settled(w, room)); g > 0 || x.lost {
 			v.PlacesLost++
 			v.MaxGrowth = max(v.MaxGrowth, g)
 			if v.PlaceExample == "" {
@@ -249,7 +249,14 @@ func inversions(vs []*Visitor, room Room) (pairs, overtaken int, example string)
 // ahead can only empty: a position that grows was lost, whatever the
 // cause (the store forgot places ahead and put them back, or put this one
 // further back).
-func growth(x *Visitor) int {
+//
+// One view is not a place the visitor had: the answers received between
+// the fault and settle come from a new master that may lack places ahead
+// which the failover lost and their holders bring back by number at their
+// next poll. Such an answer must still be at or ahead of the best place
+// told before the fault, so nobody is sent back; but it does not lower
+// the mark that later answers are held to. Every other answer does.
+func growth(x *Visitor, fault, settle time.Duration) int {
 	low, most := 0, 0
 	for _, p := range x.polls {
 		if len(x.admits) > 0 && p.sent > x.admits[0].lo || p.state == "none" {
@@ -261,11 +268,20 @@ func growth(x *Visitor) int {
 		if low > 0 && p.position > low {
 			most = max(most, p.position-low)
 		}
-		if low == 0 || p.position < low {
+		unsettled := p.recv > fault && p.recv < settle
+		if !unsettled && (low == 0 || p.position < low) {
 			low = p.position
 		}
 	}
 	return most
+}
+
+// settled is when a failover's view has settled: every holder of a place
+// the new master lost has polled again (page.refresh_max apart at most),
+// and a tick has run on what they brought back, after the promotion's
+// announcement.
+func settled(w Window, room Room) time.Duration {
+	return w.Promoted + room.RefreshMax + 2*room.Tick
 }
 
 // firstAdmission is when admissions were first seen after from: the

@@ -79,8 +79,12 @@ func TestCheck_Growth(t *testing.T) {
 		{"hold in between", Visitor{polls: []poll{waiting(1*s, 10), {sent: 2 * s, state: "hold"}, waiting(3*s, 12)}}, 2},
 		{"a join's estimate", Visitor{polls: []poll{{sent: 1 * s, state: "waiting", position: 5, join: true}, waiting(2*s, 8)}}, 0},
 		{"after its admission", Visitor{polls: []poll{waiting(1*s, 3), waiting(4*s, 50)}, admits: []admission{{lo: 1 * s, hi: 2 * s}}}, 0},
+		// The fault is at 10 s and the view settles at 15 s.
+		{"the new master's view before a lost place comes back", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 8), waiting(16*s, 9)}}, 0},
+		{"sent back past its place before the fault", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 12)}}, 2},
+		{"grew once settled", Visitor{polls: []poll{waiting(9*s, 10), waiting(16*s, 7), waiting(17*s, 8)}}, 1},
 	} {
-		if g := growth(&tc.x); g != tc.want {
+		if g := growth(&tc.x, 10*s, 15*s); g != tc.want {
 			t.Errorf("%s: growth = %d, want %d", tc.name, g, tc.want)
 		}
 	}
