@@ -60,16 +60,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var results []Result
-	broken := false
+	broken, failed := false, 0
 	for _, f := range faults {
 		for i := 1; i <= *runs; i++ {
 			start := time.Now()
 			r, err := Run(ctx, bin, f, o)
 			if ctx.Err() != nil {
+				// The runs already done still say what held: print them.
 				fmt.Fprintln(stderr, "waitroom-chaos: interrupted")
+				Table(stdout, results)
 				return 2
 			}
 			if err != nil {
+				// A run that could not start (no redis-server, a port
+				// taken) proves nothing: it fails the whole command, so
+				// an empty table can never pass.
+				failed++
 				fmt.Fprintf(stderr, "waitroom-chaos: %s run %d: %v\n", f.Name, i, err)
 				continue
 			}
@@ -85,7 +91,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	Table(stdout, results)
-	if broken {
+	switch {
+	case failed > 0:
+		fmt.Fprintf(stderr, "waitroom-chaos: %d runs could not start\n", failed)
+		return 2
+	case broken:
 		return 1
 	}
 	return 0

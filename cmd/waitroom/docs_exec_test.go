@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -353,6 +354,8 @@ func TestDocs_RunnerRefuses(t *testing.T) {
 
 // TestMain removes the binary buildDocsBinary built, if any.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	defaultParallel()
 	code := m.Run()
 	if docsBinary.path != "" {
 		_ = os.RemoveAll(filepath.Dir(docsBinary.path))

@@ -24,7 +24,10 @@ type storeStater interface {
 // electing), else "down".
 func storeDownLine(s waitroom.Store, err error) string {
 	if st, ok := waitroom.As[storeStater](s); ok && st.State(err) == waitroom.StoreFailingOver {
-		return "store: failing over (" + string(redisstore.KindOf(err)) + "; visitors are held until a master answers)"
+		// Held is store.on_error's closed answer; with open, the room opens
+		// once calls have failed for open_after, so the line says only what
+		// is true either way.
+		return "store: failing over (" + string(redisstore.KindOf(err)) + "; visitors get store.on_error's answer until a master answers)"
 	}
 	return "store: down (visitors get store.on_error's answer)"
 }
