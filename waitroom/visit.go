@@ -157,6 +157,9 @@ func (g *Gate) visitor(room string, p Presented, now time.Time, id, network stri
 	switch {
 	case tk.Admitted(now):
 		v.Until = time.Unix(tk.Until, 0)
+		if tk.Entered > 0 {
+			v.Entered = time.Unix(tk.Entered, 0)
+		}
 	case tk.Until != 0:
 		v.Ticket = 0
 	}

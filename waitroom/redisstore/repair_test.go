@@ -183,6 +183,9 @@ func admitted(v waitroom.Visitor, d waitroom.Decision) waitroom.Visitor {
 		v.Ticket = d.Ticket
 	}
 	v.Until, v.Placed, v.Seen = d.Until, true, time.Now()
+	if v.Entered.IsZero() {
+		v.Entered = v.Seen // as the gate seals a session (enteredAt)
+	}
 	return v
 }
 
