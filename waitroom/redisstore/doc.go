@@ -143,7 +143,16 @@
 // that the store does not hold is put back as after a full loss: inside
 // while a slot is free if its admission still runs, else at its number
 // in line; a place only within abandon_after of the repair, and only for
-// a ticket seen within abandon_after before it.
+// a ticket seen within abandon_after before it. A failover loses only the
+// last waitroom.LossWindow (30 s) of writes, so the cookie must be sealed
+// before the repair (waitroom.SealSkew for the gateway's clock) and its
+// admission must have begun (Visitor.Entered), or its ticket been issued
+// within the placement window, at most LossWindow before it: any older
+// session or place was on a replica, and its end (a release, a leave, a
+// revocation) was not lost, so a copy of its cookie gets nothing.
+// release.lua adds a session it ends after a repair to K_RESTORED (for
+// the room's data lifetime), so a copy sealed before the repair gets
+// nothing either.
 //
 // readmit (common.lua) puts lost admissions back at once, on the first
 // tick or poll that carries a KnownAdmitted above adm: the visitors in
