@@ -422,3 +422,40 @@ func promoted(tb testing.TB, before func(sa *redisstore.Store)) (*redisstore.Sto
 	}
 	return sa, sb
 }
+
+// metaSeq is the room's counter, read from its meta key.
+func metaSeq(t *testing.T, c redis.UniversalClient) int64 {
+	t.Helper()
+	for _, k := range roomKeyNames(t, c, "wr") {
+		if strings.HasSuffix(k, ":meta") {
+			n, err := c.HGet(context.Background(), k, "seq").Int64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no meta key")
+	return 0
+}
+
+// A gateway's Known more than MEND_MAX past the counter (a rival
+// deployment's ticket sealed with the same keys, seen once) repairs
+// nothing, and keeps a waiting poll on the fast path: it still carries
+// the room's Progress (the slow path carries none), so anchors go on.
+func TestRepair_KnownPastMendMaxKeepsPollsFast(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	lim := repairLimits(0)
+	v := join(t, s, lim, waitroom.StateWaiting)
+	d := decide(t, s, lim, polled(v), false)
+	if d.Progress.Epoch == 0 {
+		t.Fatalf("a normal poll: %+v, want the room's progress", d)
+	}
+	pv := polled(v)
+	pv.Known = metaSeq(t, srv.Client()) + 1<<30
+	d2 := decide(t, s, lim, pv, false)
+	if d2.Repaired || d2.Progress != d.Progress || d2.Position != d.Position {
+		t.Errorf("a poll told of a ticket 2^30 past the counter: %+v; want no repair and the progress %+v", d2, d.Progress)
+	}
+}

@@ -153,7 +153,11 @@ if t then
   -- common.lua, where this visitor is answered too. Reading seq and adm
   -- here costs nothing more.
   local adm = tonumber(m[6])
-  if seq ~= nil and (t > seq or KNOWN > seq or (adm ~= nil and KNOWN_ADMITTED > adm and
+  -- A KNOWN more than MEND_MAX past the counter moves nothing below (a
+  -- ticket of another store sealed with the same keys), so it must not
+  -- send the poll off the fast path either.
+  if seq ~= nil and (t > seq or (KNOWN > seq and KNOWN - seq <= MEND_MAX) or
+      (adm ~= nil and KNOWN_ADMITTED > adm and
       KNOWN_ADMITTED >= (tonumber(m[5]) or 0))) then
     behind = t
   else
