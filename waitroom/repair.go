@@ -28,10 +28,39 @@ import (
 // hint is that fresh lost it.
 const hintFor = 10 * time.Minute
 
-// knownTickets is the highest ticket number an instance saw in a room.
+// MendMax is how far past the store's counter a ticket may lie and still
+// count as one a failover lost (redisstore's MEND_MAX in prelude.lua): a
+// number further on is a ticket of another store sealed with the same
+// keys, and moves nothing.
+const MendMax = 1 << 20
+
+// knownTickets is the highest ticket number an instance saw in a room:
+// max from the store's answers, cookie from cookies, which count only
+// within MendMax of max once the store confirmed any (a rival
+// deployment's ticket sealed with the same keys raises nothing).
 type knownTickets struct {
-	max atomic.Int64
-	at  atomic.Int64 // unix nanoseconds of the last see
+	max    atomic.Int64
+	cookie atomic.Int64
+	at     atomic.Int64 // unix nanoseconds of the last see
+}
+
+// seeCookie records ticket t, brought by a cookie at now.
+func (k *knownTickets) seeCookie(t int64, now time.Time) {
+	if m := k.max.Load(); t <= 0 || (m > 0 && t > m+MendMax) {
+		return
+	}
+	k.at.Store(now.UnixNano())
+	raise(&k.cookie, t)
+}
+
+// raise sets m to t when t is higher.
+func raise(m *atomic.Int64, t int64) {
+	for {
+		old := m.Load()
+		if t <= old || m.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 // see records ticket t, seen at now.
@@ -40,12 +69,7 @@ func (k *knownTickets) see(t int64, now time.Time) {
 		return
 	}
 	k.at.Store(now.UnixNano())
-	for {
-		m := k.max.Load()
-		if t <= m || k.max.CompareAndSwap(m, t) {
-			return
-		}
-	}
+	raise(&k.max, t)
 }
 
 // hint is Visitor.Known: the highest ticket seen, 0 once none was seen for
@@ -58,7 +82,11 @@ func (k *knownTickets) hint(now time.Time, lim Limits) int64 {
 	if now.Sub(time.Unix(0, k.at.Load())) >= fresh {
 		return 0
 	}
-	return k.max.Load()
+	m, c := k.max.Load(), k.cookie.Load()
+	if m > 0 && c > m+MendMax {
+		c = 0 // seen before the store confirmed anything: not its ticket
+	}
+	return max(m, c)
 }
 
 // cookieCounts reports whether a presented ticket may raise the hint: one

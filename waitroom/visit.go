@@ -177,7 +177,7 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 		// (Visitor.Known), so it finds a counter behind the tickets, or
 		// data lost, on the first request that meets it.
 		if v.Ticket > 0 && cookieCounts(v, lim, now) {
-			lr.known.see(v.Ticket, now)
+			lr.known.seeCookie(v.Ticket, now)
 		}
 		v.Known = lr.known.hint(now, lim)
 		if !lim.Random {
