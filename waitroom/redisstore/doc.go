@@ -134,7 +134,12 @@
 // clock, as a full loss does) would make K_SEEN, 7 bytes a ticket from the
 // line's head, and K_PLACED, a bit a ticket, span millions of dead
 // entries, megabytes, until the line moved past them; 1024 costs 7KB and
-// 128 bytes at most. mend records the counter (mend), the time (lost) and
+// 128 bytes at most. A number more than MEND_MAX (2^20) past the counter
+// moves nothing, nor one more than MEND_MAX past the counter the first
+// repair under the same master found (mbase, kept with the replid): the
+// repairs of one replication id move the counter at most 2^20 plus a jump
+// each, 7MB of K_SEEN and 128KB of K_PLACED per failover (a holder of the
+// cookie keys minting tickets cannot grow them further). mend records the counter (mend), the time (lost) and
 // the server's replid, counts the repair (repairs, read by Stats), and
 // holds admissions for a second (at most the recovery grace): the grace's
 // rule (nobody in at once, ticks let in only tickets older than the seed)

@@ -459,3 +459,29 @@ func TestRepair_KnownPastMendMaxKeepsPollsFast(t *testing.T) {
 		t.Errorf("a poll told of a ticket 2^30 past the counter: %+v; want no repair and the progress %+v", d2, d.Progress)
 	}
 }
+
+// Tickets minted (by a holder of the cookie keys) just under MEND_MAX
+// past the counter, one after another under one master: the first
+// repairs, the rest move nothing, so the counter (and K_SEEN, K_PLACED
+// with it) moves at most MEND_MAX plus one jump per replication id.
+func TestRepair_MintedTicketsMoveTheCounterOncePerMaster(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	c := srv.Client()
+	lim := repairLimits(0)
+	join(t, s, lim, waitroom.StateWaiting)
+	start := metaSeq(t, c)
+	for i := 0; i < 8; i++ {
+		v := waitroom.Visitor{ID: visitorID(), Ticket: metaSeq(t, c) + 1<<20, Placed: true, Issued: time.Now(), Seen: time.Now()}
+		if _, err := s.Decide(ctx, "concert", lim, v, waitroom.JoinNone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if moved := metaSeq(t, c) - start; moved > 1<<20+2048 {
+		t.Errorf("8 minted tickets moved the counter %d, want at most 2^20 and a jump", moved)
+	}
+	if st, err := s.Stats(ctx, "concert"); err != nil || st.Repairs != 1 {
+		t.Errorf("repairs %d, %v; want 1", st.Repairs, err)
+	}
+}

@@ -234,10 +234,19 @@ end
 -- A number more than MEND_MAX past the counter is no lost join (a
 -- failover loses the writes of a moment) but a ticket of another store
 -- sealed with the same keys: it moves nothing.
+-- The repairs of one master together move the counter at most MEND_MAX
+-- past where the first of them found it (mbase, see mend): each repair
+-- would otherwise let one more number MEND_MAX further on move it again.
 local hi = 0
 for _, n in ipairs({KNOWN, TICKET, behind or 0}) do
   if n > hi and n >= seed and n - seq <= MEND_MAX then
     hi = n
+  end
+end
+if hi > seq and mended ~= nil then
+  local mb = redis.call('HMGET', K_META, 'mbase', 'replid')
+  if tonumber(mb[1]) and hi > tonumber(mb[1]) + MEND_MAX and (replid() or '') == (mb[2] or '') then
+    hi = 0
   end
 end
 -- A ticket whose place or session the store should hold and does not
