@@ -90,9 +90,12 @@ func (rs *Rooms) Release(ctx context.Context, room, visitor, how string, entered
 	k := keptRelease{room: room, visitor: visitor, how: how, at: time.Now()}
 	if err := rs.store.Release(ctx, room, visitor); err != nil {
 		if errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
-			rs.releases.keep(k, false)
-			rs.log.Warn("the store could not take a release; kept, retried every tick",
-				zap.String(fieldRoom, room), zap.String(fieldVisitor, visitor), zap.Error(err))
+			if rs.releases.keep(k, false) {
+				// One line per outage, not per release: a flood of leaves
+				// would flood the log too.
+				rs.log.Warn("the store could not take a release; kept with any others until it can, retried every tick",
+					zap.String(fieldRoom, room), zap.Error(err))
+			}
 			return nil
 		}
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)

@@ -28,10 +28,39 @@ import (
 // hint is that fresh lost it.
 const hintFor = 10 * time.Minute
 
-// knownTickets is the highest ticket number an instance saw in a room.
+// MendMax is how far past the store's counter a ticket may lie and still
+// count as one a failover lost (redisstore's MEND_MAX in prelude.lua): a
+// number further on is a ticket of another store sealed with the same
+// keys, and moves nothing.
+const MendMax = 1 << 20
+
+// knownTickets is the highest ticket number an instance saw in a room:
+// max from the store's answers, cookie from cookies, which count only
+// within MendMax of max once the store confirmed any (a rival
+// deployment's ticket sealed with the same keys raises nothing).
 type knownTickets struct {
-	max atomic.Int64
-	at  atomic.Int64 // unix nanoseconds of the last see
+	max    atomic.Int64
+	cookie atomic.Int64
+	at     atomic.Int64 // unix nanoseconds of the last see
+}
+
+// seeCookie records ticket t, brought by a cookie at now.
+func (k *knownTickets) seeCookie(t int64, now time.Time) {
+	if m := k.max.Load(); t <= 0 || (m > 0 && t > m+MendMax) {
+		return
+	}
+	k.at.Store(now.UnixNano())
+	raise(&k.cookie, t)
+}
+
+// raise sets m to t when t is higher.
+func raise(m *atomic.Int64, t int64) {
+	for {
+		old := m.Load()
+		if t <= old || m.CompareAndSwap(old, t) {
+			return
+		}
+	}
 }
 
 // see records ticket t, seen at now.
@@ -40,12 +69,7 @@ func (k *knownTickets) see(t int64, now time.Time) {
 		return
 	}
 	k.at.Store(now.UnixNano())
-	for {
-		m := k.max.Load()
-		if t <= m || k.max.CompareAndSwap(m, t) {
-			return
-		}
-	}
+	raise(&k.max, t)
 }
 
 // hint is Visitor.Known: the highest ticket seen, 0 once none was seen for
@@ -58,7 +82,11 @@ func (k *knownTickets) hint(now time.Time, lim Limits) int64 {
 	if now.Sub(time.Unix(0, k.at.Load())) >= fresh {
 		return 0
 	}
-	return k.max.Load()
+	m, c := k.max.Load(), k.cookie.Load()
+	if m > 0 && c > m+MendMax {
+		c = 0 // seen before the store confirmed anything: not its ticket
+	}
+	return max(m, c)
 }
 
 // cookieCounts reports whether a presented ticket may raise the hint: one
@@ -107,12 +135,40 @@ type releases struct {
 // its holder since, and the release would mean nothing.
 const maxPendingAge = 10 * time.Minute
 
-// keep records a release the store took (ok) or could not take.
-func (rl *releases) keep(k keptRelease, ok bool) {
+// maxPendingPerRoom bounds one room's pending releases, so a flood of
+// leaves in one room pushes out none of another's.
+const maxPendingPerRoom = maxKept / 4
+
+// keep records a release the store took (ok) or could not take, and
+// reports whether it is the first pending one (an outage begins). A
+// pending release of a visitor already pending replaces it (one visitor's
+// repeated leaves keep one entry), and a room with maxPendingPerRoom
+// pending drops its own oldest, never another room's.
+func (rl *releases) keep(k keptRelease, ok bool) (first bool) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	k.pending = !ok
 	list := &rl.pending
+	if !ok {
+		first = len(rl.pending) == 0
+		n, oldest := 0, -1
+		for i, p := range rl.pending {
+			if p.room != k.room {
+				continue
+			}
+			if p.visitor == k.visitor {
+				rl.pending = append(rl.pending[:i], rl.pending[i+1:]...)
+				n, oldest = 0, -1
+				break
+			}
+			if n++; oldest < 0 {
+				oldest = i
+			}
+		}
+		if n >= maxPendingPerRoom {
+			rl.pending = append(rl.pending[:oldest], rl.pending[oldest+1:]...)
+		}
+	}
 	if ok {
 		list = &rl.done
 		// Oldest first: drop those out of the window.
@@ -126,6 +182,7 @@ func (rl *releases) keep(k keptRelease, ok bool) {
 		*list = (*list)[1:]
 	}
 	*list = append(*list, k)
+	return first
 }
 
 // take removes and returns the pending releases of room, and, with
@@ -198,12 +255,32 @@ func (rs *Rooms) noticeStats(ctx context.Context, lr *liveRoom, prev, st Stats, 
 // retryReleases applies again the releases of room that the store could
 // not take, and with replay those of the last moments.
 func (rs *Rooms) retryReleases(ctx context.Context, lr *liveRoom, replay bool, now time.Time) {
-	for _, k := range rs.releases.take(lr.name, replay, now) {
+	taken := rs.releases.take(lr.name, replay, now)
+	applied := 0
+	defer func() {
+		if applied > 0 {
+			rs.log.Warn("the store took the releases kept while it could not",
+				zap.String(fieldRoom, lr.name), zap.Int("releases", applied))
+		}
+	}()
+	for i, k := range taken {
+		if ctx.Err() != nil {
+			// The tick ran out: what is left is tried next tick.
+			for _, k := range taken[i:] {
+				if k.pending {
+					rs.releases.keep(k, false)
+				}
+			}
+			return
+		}
 		err := rs.store.Release(ctx, k.room, k.visitor)
 		switch {
-		case errors.Is(err, ErrUnavailable):
+		case err != nil && !errors.Is(err, ErrNotFound):
+			// Any failure (no master, the tick's deadline, a refused
+			// connection) keeps it: only the store's word ends it.
 			rs.releases.keep(k, false)
 		case k.pending:
+			applied++
 			// Taken late (ErrNotFound too: the session ended meanwhile);
 			// kept as done, so a repair in the next moments applies it again.
 			if err == nil {

@@ -79,7 +79,7 @@ func TestRooms_ReleaseLostInAFailoverIsAppliedAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v2.Until, v2.Placed, v2.Seen = d2.Until, true, time.Now()
+	v2.Until, v2.Placed, v2.Seen, v2.Entered = d2.Until, true, time.Now(), time.Now() // as the gate seals it
 	d, err := store.Decide(ctx, "concert", lim, v2, waitroom.JoinTicket)
 	if err != nil || !d.Repaired || d.State != waitroom.StateWaiting || d.Position != 1 {
 		t.Fatalf("second visitor back: %+v, %v; want repaired, first in line (the lost release holds the slot)", d, err)

@@ -150,6 +150,13 @@ type Visitor struct {
 	// waiting. A store that lost its data puts such a visitor back inside,
 	// not in line (see Decide).
 	Until time.Time
+	// Entered is when the admission the cookie carries began (its
+	// ticket's Entered); zero while waiting or when the cookie does not
+	// say. After a repair, a session the store does not hold is put back
+	// only if it began within LossWindow before the repair (and the
+	// cookie was sealed before it): an older one was on a replica, so its
+	// end (a release, a leave, a revocation) was not lost.
+	Entered time.Time
 	// Placed is true when the ticket's place was written (its cookie says
 	// so); false for a ticket handed out and not brought back before.
 	Placed bool
@@ -199,6 +206,20 @@ type Visitor struct {
 	// a place at the back. Never set in a room with a challenge.
 	Loose bool
 }
+
+// LossWindow is the most of its last writes a failover may lose: the
+// stores WAIT for a replica after each batch of admissions, so an
+// admission or place written longer than this before a repair reached a
+// replica, and a repair puts back (as a "lost session" or place) only a
+// ticket whose admission or place may be younger than that (see
+// Visitor.Entered). A cookie kept from before a release, a leave or a
+// revocation therefore gets nothing back after a later failover.
+const LossWindow = 30 * time.Second
+
+// SealSkew is how far a gateway's clock (a cookie's seal, Visitor.Seen)
+// may run ahead of the store's (the repair's time) and the cookie still
+// count as sealed before the repair (see LossWindow).
+const SealSkew = 5 * time.Second
 
 // Decision is the store's answer for one visitor.
 type Decision struct {

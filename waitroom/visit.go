@@ -157,6 +157,9 @@ func (g *Gate) visitor(room string, p Presented, now time.Time, id, network stri
 	switch {
 	case tk.Admitted(now):
 		v.Until = time.Unix(tk.Until, 0)
+		if tk.Entered > 0 {
+			v.Entered = time.Unix(tk.Entered, 0)
+		}
 	case tk.Until != 0:
 		v.Ticket = 0
 	}
@@ -174,7 +177,7 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 		// (Visitor.Known), so it finds a counter behind the tickets, or
 		// data lost, on the first request that meets it.
 		if v.Ticket > 0 && cookieCounts(v, lim, now) {
-			lr.known.see(v.Ticket, now)
+			lr.known.seeCookie(v.Ticket, now)
 		}
 		v.Known = lr.known.hint(now, lim)
 		if !lim.Random {

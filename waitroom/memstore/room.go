@@ -140,8 +140,7 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		if d, ok := r.restore(now, lim, v, time.UnixMicro(r.seed), true); ok {
 			return d
 		}
-	} else if r.mend > 0 && v.Ticket > 0 && v.Ticket <= r.mend &&
-		(v.Until.After(now) || (v.Placed && (lim.AbandonAfter <= 0 || !now.After(r.lost.Add(lim.AbandonAfter))))) {
+	} else if r.mend > 0 && v.Ticket > 0 && v.Ticket <= r.mend && lostBy(now, lim, v, r.lost) {
 		if d, ok := r.restore(now, lim, v, r.lost, false); ok {
 			return d
 		}
@@ -161,6 +160,25 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		return r.number(now, lim, v)
 	}
 	return waitroom.Decision{}
+}
+
+// lostBy tells whether the repair at lost could have lost v's session or
+// place: only the last waitroom.LossWindow of writes can be lost, so the
+// cookie must be sealed before the repair (give or take SealSkew) and its admission begun
+// (Visitor.Entered), or its place possibly written (issued within the
+// placement window), at most LossWindow before it; a place also comes
+// back only within AbandonAfter of the repair. Any other ended on a
+// replica (released, left, revoked): a copy of its cookie gets nothing.
+func lostBy(now time.Time, lim waitroom.Limits, v waitroom.Visitor, lost time.Time) bool {
+	if v.Seen.After(lost.Add(waitroom.SealSkew)) {
+		return false
+	}
+	since := lost.Add(-waitroom.LossWindow)
+	if v.Until.After(now) {
+		return !v.Entered.Before(since)
+	}
+	return v.Placed && !v.Issued.Before(since.Add(-lim.PlacementWindow())) &&
+		(lim.AbandonAfter <= 0 || !now.After(lost.Add(lim.AbandonAfter)))
 }
 
 // inside answers an admitted visitor: its session slides forward, at most
@@ -346,6 +364,12 @@ func (r *room) release(now time.Time, id string) bool {
 	r.expire(now)
 	if s := r.active.get(id); s != nil {
 		r.active.remove(s)
+		if r.mend > 0 {
+			// Ended after a repair: a copy of its cookie sealed before the
+			// repair would pass for a session the failover lost (lostBy),
+			// so it counts as put back already.
+			r.restored[id] = struct{}{}
+		}
 	} else if w := r.waiting[id]; w != nil {
 		r.drop(w)
 		r.totals.Left++

@@ -134,7 +134,12 @@
 // clock, as a full loss does) would make K_SEEN, 7 bytes a ticket from the
 // line's head, and K_PLACED, a bit a ticket, span millions of dead
 // entries, megabytes, until the line moved past them; 1024 costs 7KB and
-// 128 bytes at most. mend records the counter (mend), the time (lost) and
+// 128 bytes at most. A number more than MEND_MAX (2^20) past the counter
+// moves nothing, nor one more than MEND_MAX past the counter the first
+// repair under the same master found (mbase, kept with the replid): the
+// repairs of one replication id move the counter at most 2^20 plus a jump
+// each, 7MB of K_SEEN and 128KB of K_PLACED per failover (a holder of the
+// cookie keys minting tickets cannot grow them further). mend records the counter (mend), the time (lost) and
 // the server's replid, counts the repair (repairs, read by Stats), and
 // holds admissions for a second (at most the recovery grace): the grace's
 // rule (nobody in at once, ticks let in only tickets older than the seed)
@@ -143,7 +148,16 @@
 // that the store does not hold is put back as after a full loss: inside
 // while a slot is free if its admission still runs, else at its number
 // in line; a place only within abandon_after of the repair, and only for
-// a ticket seen within abandon_after before it.
+// a ticket seen within abandon_after before it. A failover loses only the
+// last waitroom.LossWindow (30 s) of writes, so the cookie must be sealed
+// before the repair (waitroom.SealSkew for the gateway's clock) and its
+// admission must have begun (Visitor.Entered), or its ticket been issued
+// within the placement window, at most LossWindow before it: any older
+// session or place was on a replica, and its end (a release, a leave, a
+// revocation) was not lost, so a copy of its cookie gets nothing.
+// release.lua adds a session it ends after a repair to K_RESTORED (for
+// the room's data lifetime), so a copy sealed before the repair gets
+// nothing either.
 //
 // readmit (common.lua) puts lost admissions back at once, on the first
 // tick or poll that carries a KnownAdmitted above adm: the visitors in

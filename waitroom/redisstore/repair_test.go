@@ -183,6 +183,9 @@ func admitted(v waitroom.Visitor, d waitroom.Decision) waitroom.Visitor {
 		v.Ticket = d.Ticket
 	}
 	v.Until, v.Placed, v.Seen = d.Until, true, time.Now()
+	if v.Entered.IsZero() {
+		v.Entered = v.Seen // as the gate seals a session (enteredAt)
+	}
 	return v
 }
 
@@ -418,4 +421,67 @@ func promoted(tb testing.TB, before func(sa *redisstore.Store)) (*redisstore.Sto
 		tb.Fatal(err)
 	}
 	return sa, sb
+}
+
+// metaSeq is the room's counter, read from its meta key.
+func metaSeq(t *testing.T, c redis.UniversalClient) int64 {
+	t.Helper()
+	for _, k := range roomKeyNames(t, c, "wr") {
+		if strings.HasSuffix(k, ":meta") {
+			n, err := c.HGet(context.Background(), k, "seq").Int64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no meta key")
+	return 0
+}
+
+// A gateway's Known more than MEND_MAX past the counter (a rival
+// deployment's ticket sealed with the same keys, seen once) repairs
+// nothing, and keeps a waiting poll on the fast path: it still carries
+// the room's Progress (the slow path carries none), so anchors go on.
+func TestRepair_KnownPastMendMaxKeepsPollsFast(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	lim := repairLimits(0)
+	v := join(t, s, lim, waitroom.StateWaiting)
+	d := decide(t, s, lim, polled(v), false)
+	if d.Progress.Epoch == 0 {
+		t.Fatalf("a normal poll: %+v, want the room's progress", d)
+	}
+	pv := polled(v)
+	pv.Known = metaSeq(t, srv.Client()) + 1<<30
+	d2 := decide(t, s, lim, pv, false)
+	if d2.Repaired || d2.Progress != d.Progress || d2.Position != d.Position {
+		t.Errorf("a poll told of a ticket 2^30 past the counter: %+v; want no repair and the progress %+v", d2, d.Progress)
+	}
+}
+
+// Tickets minted (by a holder of the cookie keys) just under MEND_MAX
+// past the counter, one after another under one master: the first
+// repairs, the rest move nothing, so the counter (and K_SEEN, K_PLACED
+// with it) moves at most MEND_MAX plus one jump per replication id.
+func TestRepair_MintedTicketsMoveTheCounterOncePerMaster(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	c := srv.Client()
+	lim := repairLimits(0)
+	join(t, s, lim, waitroom.StateWaiting)
+	start := metaSeq(t, c)
+	for i := 0; i < 8; i++ {
+		v := waitroom.Visitor{ID: visitorID(), Ticket: metaSeq(t, c) + 1<<20, Placed: true, Issued: time.Now(), Seen: time.Now()}
+		if _, err := s.Decide(ctx, "concert", lim, v, waitroom.JoinNone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if moved := metaSeq(t, c) - start; moved > 1<<20+2048 {
+		t.Errorf("8 minted tickets moved the counter %d, want at most 2^20 and a jump", moved)
+	}
+	if st, err := s.Stats(ctx, "concert"); err != nil || st.Repairs != 1 {
+		t.Errorf("repairs %d, %v; want 1", st.Repairs, err)
+	}
 }

@@ -95,7 +95,8 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
-		v.Client, int64(waitroom.PendingPerClient), v.Known, v.KnownAdmitted)
+		v.Client, int64(waitroom.PendingPerClient), v.Known, v.KnownAdmitted,
+		unixMicros(v.Entered), waitroom.LossWindow.Microseconds(), waitroom.SealSkew.Microseconds())
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
@@ -132,7 +133,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 18
+const decideArgs = 21
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {

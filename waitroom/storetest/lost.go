@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,37 @@ func testCounterBehindKnown(t *testing.T, e *env) {
 	v2 := waitroom.Visitor{ID: newVisitorID(), Ticket: far, Issued: time.Now(), Seen: time.Now()}
 	if d := e.decide(lim, v2, true); d.Repaired || d.Ticket == far {
 		t.Errorf("a ticket %d brought back: %+v; want no repair, not placed at it", far, d)
+	}
+}
+
+// testEndedSessionNotRestoredByRepair: a session that ended properly (the
+// site released it) does not come back on a copy of its cookie after a
+// repair (waitroom.LossWindow): neither one that began longer than the
+// loss window before the repair (it was on a replica, so its release was
+// not lost) nor one released after the repair (the store saw it end).
+func testEndedSessionNotRestoredByRepair(t *testing.T, e *env) {
+	for _, order := range []string{"entered long before, released before the repair", "released after the repair"} {
+		lim := limits(1)
+		ex := e.beside(strings.Fields(order)[0])
+		a := ex.enter(lim)
+		saved := a // the copy a scalper keeps from before checkout
+		if order != "released after the repair" {
+			saved.Entered = time.Now().Add(-waitroom.LossWindow - time.Minute)
+			ex.mustRelease(a.ID)
+		}
+		nv := waitroom.Visitor{ID: newVisitorID(), Issued: time.Now(), Seen: time.Now(), Known: a.Ticket + 2}
+		if d := ex.decide(lim, nv, true); !d.Repaired {
+			t.Fatalf("%s: newcomer told of ticket %d: %+v, want the room repaired", order, nv.Known, d)
+		}
+		if order == "released after the repair" {
+			ex.mustRelease(a.ID)
+		}
+		d := ex.decide(lim, saved, false)
+		if d.State == waitroom.StateAdmitted || d.Restored != waitroom.RestoreNone {
+			t.Errorf("%s: the released session's saved cookie: %+v, want neither inside nor restored", order, d)
+		}
+		if st := ex.stats(); st.Active != 0 {
+			t.Errorf("%s: %d inside after the release, want 0", order, st.Active)
+		}
 	}
 }

@@ -97,6 +97,7 @@ var cases = []testCase{
 	{"RestoreInside", many, testRestoreInside},
 	{"FullLossKnown", many, testFullLossKnown},
 	{"CounterBehindKnown", many, testCounterBehindKnown},
+	{"EndedSessionNotRestoredByRepair", many, testEndedSessionNotRestoredByRepair},
 	{"Shuffle", many, testShuffle},
 	{"ShuffleOnlyPrequeue", many, testShuffleOnlyPrequeue},
 	{"UnknownWithoutJoin", one, testUnknownWithoutJoin},

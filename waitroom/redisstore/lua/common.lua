@@ -385,7 +385,14 @@ local function mend(hi, seq, pbase, grace, now, L)
   if pbase ~= nil then
     markUsed(hi + 1, to, pbase, L.dataTTL)
   end
-  redis.call('HSET', K_META, 'seq', to, 'mend', to, 'lost', now, 'skip', hi, 'grace', hold, 'replid', replid() or '')
+  -- mbase: the counter the first repair under this master found, which
+  -- bounds how far its repairs move the counter (decide.lua, MEND_MAX).
+  local id = replid() or ''
+  local mb = redis.call('HMGET', K_META, 'mbase', 'replid')
+  if not tonumber(mb[1]) or mb[2] ~= id then
+    redis.call('HSET', K_META, 'mbase', seq)
+  end
+  redis.call('HSET', K_META, 'seq', to, 'mend', to, 'lost', now, 'skip', hi, 'grace', hold, 'replid', id)
   redis.call('HINCRBY', K_META, 'repairs', 1)
   return to, hold
 end

@@ -40,6 +40,10 @@ local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARG
 local PLACED = ARGV[V + 5] == '1'
 local KNOWN = tonumber(ARGV[V + 17]) or 0
 local KNOWN_ADMITTED = tonumber(ARGV[V + 18]) or 0
+-- ENTERED: when the cookie's admission began (microseconds, 0 for
+-- none); LOSS: waitroom.LossWindow, SKEW: waitroom.SealSkew
+-- (microseconds). See lostAt.
+local ENTERED, LOSS, SKEW = tonumber(ARGV[V + 19]) or 0, tonumber(ARGV[V + 20]) or 0, tonumber(ARGV[V + 21]) or 0
 local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
 local now = clock()
 
@@ -149,7 +153,11 @@ if t then
   -- common.lua, where this visitor is answered too. Reading seq and adm
   -- here costs nothing more.
   local adm = tonumber(m[6])
-  if seq ~= nil and (t > seq or KNOWN > seq or (adm ~= nil and KNOWN_ADMITTED > adm and
+  -- A KNOWN more than MEND_MAX past the counter moves nothing below (a
+  -- ticket of another store sealed with the same keys), so it must not
+  -- send the poll off the fast path either.
+  if seq ~= nil and (t > seq or (KNOWN > seq and KNOWN - seq <= MEND_MAX) or
+      (adm ~= nil and KNOWN_ADMITTED > adm and
       KNOWN_ADMITTED >= (tonumber(m[5]) or 0))) then
     behind = t
   else
@@ -226,10 +234,19 @@ end
 -- A number more than MEND_MAX past the counter is no lost join (a
 -- failover loses the writes of a moment) but a ticket of another store
 -- sealed with the same keys: it moves nothing.
+-- The repairs of one master together move the counter at most MEND_MAX
+-- past where the first of them found it (mbase, see mend): each repair
+-- would otherwise let one more number MEND_MAX further on move it again.
 local hi = 0
 for _, n in ipairs({KNOWN, KNOWN_ADMITTED, TICKET, behind or 0}) do
   if n > hi and n >= seed and n - seq <= MEND_MAX then
     hi = n
+  end
+end
+if hi > seq and mended ~= nil then
+  local mb = redis.call('HMGET', K_META, 'mbase', 'replid')
+  if tonumber(mb[1]) and hi > tonumber(mb[1]) + MEND_MAX and (replid() or '') == (mb[2] or '') then
+    hi = 0
   end
 end
 -- A ticket whose place or session the store should hold and does not
@@ -345,12 +362,20 @@ end
 -- for one of this incarnation up to the counter it set whose place or
 -- session is not found (mend: a failover lost it), within abandon_after
 -- of that repair for a place (a visitor who kept polling comes back
--- within it).
+-- within it). A failover loses only the last LOSS of writes
+-- (waitroom.LossWindow), so after a repair only a cookie sealed before it
+-- (give or take SKEW, the gateway's clock) whose admission began (ENTERED), or whose place may have been written
+-- (issued within the placement window), at most LOSS before it is put
+-- back: any other was on a replica, and its end (a release, a leave, a
+-- revocation) was not lost, so a copy kept from before the end gets
+-- nothing.
 local lostAt
 if TICKET > 0 and TICKET < seed then
   lostAt = seed
-elseif mended ~= nil and TICKET > 0 and TICKET <= mended and
-    (UNTIL > now or (PLACED and (L.abandon <= 0 or now <= lost + L.abandon))) then
+elseif mended ~= nil and TICKET > 0 and TICKET <= mended and tonumber(ARGV[V + 7]) <= lost + SKEW and
+    ((UNTIL > now and ENTERED >= lost - LOSS) or
+     (UNTIL <= now and PLACED and tonumber(ARGV[V + 6]) >= lost - LOSS - L.placeWithin and
+      (L.abandon <= 0 or now <= lost + L.abandon))) then
   lostAt = lost
 end
 if lostAt then

@@ -54,9 +54,12 @@ local BATCH, SWEEP, SWEEP_MAX, REBASE = 1000, 4096, 65536, 4096
 -- microseconds after a repair (at most the room's recovery grace) nobody
 -- new goes in, so the admitted visitors whose sessions vanished find
 -- their slots. A ticket more than MEND_MAX past the counter moves
--- nothing (see decide.lua): so K_SEEN, 7 bytes a ticket from the line's
--- head, and K_PLACED, a bit a ticket, never span more than about that
--- many dead numbers after a repair (7MB and 128KB).
+-- nothing (see decide.lua), nor does one more than MEND_MAX past where the
+-- first repair under the same master found it (mbase): so the repairs of
+-- one replication id move the counter at most MEND_MAX plus a JUMP each,
+-- and K_SEEN, 7 bytes a ticket from the line's head, and K_PLACED, a bit
+-- a ticket, span at most about that many dead numbers per failover (7MB
+-- and 128KB); before mbase, each repair could move it MEND_MAX again.
 local JUMP, HOLD, MEND_MAX = 1024, 1000000, 1048576
 
 local function clock()
