@@ -82,8 +82,8 @@ bench: ## gateway vs bare ReverseProxy, BENCHRUNS alternating runs, ratios (gate
 
 # The failover chaos runs of issue 22 (cmd/waitroom-chaos): three gateways
 # sharing a Sentinel group, a Cluster with replicas or one Redis, a line of
-# hundreds, each fault CHAOSRUNS times (about 20 s a run: 20 runs of the
-# five faults take ~35 minutes). The table goes to standard output, each
+# hundreds, each fault CHAOSRUNS times (23 to 26 s a run: 20 runs of the
+# five faults take ~40 minutes). The table goes to standard output, each
 # run's line to standard error; the exit status is 1 when an invariant broke.
 CHAOSRUNS ?= 20
 chaos: ## failover chaos: CHAOSRUNS runs (default 20) of each fault, a Markdown table of what held
