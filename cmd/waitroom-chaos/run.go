@@ -102,6 +102,9 @@ func Run(ctx context.Context, bin string, f Fault, o Options) (Result, error) {
 	res.Verdict = check(vs, visits, anonymous, o.Room, w)
 	res.Problems = res.Verdict.Problems(w, o.Room.Tick)
 	res.Logs = logs(gws)
+	if len(res.Problems) > 0 {
+		res.Logs += dump(ctx, store)
+	}
 	return res, ctx.Err()
 }
 
