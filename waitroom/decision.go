@@ -326,6 +326,17 @@ type Stats struct {
 	// tickets up to it put back as they return, admissions held a moment.
 	// Every instance's tick reads it, so each notices every repair.
 	Repairs int64
+	// Counter is the last ticket number handed out, and HighestAdmitted
+	// the highest ticket admitted (0 for none, and in a Random room): the
+	// store's high-water marks. Every instance's tick folds them into what
+	// it tells the store as Visitor.Known and KnownAdmitted, so after a
+	// failover each instance speaks for the whole room as of its last
+	// tick, not only for the tickets it handed out or admitted itself: a
+	// repair then finds every lost admission and join up to a tick before
+	// the fault at the first call, whichever instance makes it, and no
+	// position behind them grows when the others call. 0 from a store that
+	// cannot lose its last writes (the memory store).
+	Counter, HighestAdmitted int64
 }
 
 // MaxLeftTickets bounds Stats.LeftTickets.

@@ -72,6 +72,14 @@ func (k *knownTickets) see(t int64, now time.Time) {
 	raise(&k.max, t)
 }
 
+// raiseTo records ticket t, read at now, when it is above every ticket
+// seen.
+func (k *knownTickets) raiseTo(t int64, now time.Time) {
+	if t > k.max.Load() {
+		k.see(t, now)
+	}
+}
+
 // hint is Visitor.Known: the highest ticket seen, 0 once none was seen for
 // hintFor (or a quarter of the room's Idle, when shorter).
 func (k *knownTickets) hint(now time.Time, lim Limits) int64 {
@@ -237,6 +245,12 @@ func (rs *Rooms) noticeStats(ctx context.Context, lr *liveRoom, prev, st Stats, 
 	// it): an instance that ticked the room knows it had tickets, even if
 	// no visitor of it came through this instance.
 	lr.known.see(st.Epoch, now)
+	// The store's own high-water marks (Stats.Counter, HighestAdmitted):
+	// every instance tells a new master what the old one had as of its
+	// last tick. Only a rise is news; an unchanged mark must not keep an
+	// old hint fresh.
+	lr.known.raiseTo(st.Counter, now)
+	lr.admitted.raiseTo(st.HighestAdmitted, now)
 	lost := !first && prev.Epoch != 0 && st.Epoch != prev.Epoch
 	repaired := !first && st.Epoch == prev.Epoch && st.Repairs > prev.Repairs
 	if lost || repaired {
