@@ -76,7 +76,7 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 		if len(x.admits) > 0 {
 			v.Admitted++
 		}
-		if g := growth(x, w.At, settled(w, room)); g > 0 || x.lost {
+		if g := growth(x, w.At, settled(w, room), settleSlack(room)); g > 0 || x.lost {
 			v.PlacesLost++
 			v.MaxGrowth = max(v.MaxGrowth, g)
 			if v.PlaceExample == "" {
@@ -253,10 +253,10 @@ func inversions(vs []*Visitor, room Room) (pairs, overtaken int, example string)
 // One view is not a place the visitor had: the answers received between
 // the fault and settle come from a new master that may lack places ahead
 // which the failover lost and their holders bring back by number at their
-// next poll. Such an answer must still be at or ahead of the best place
+// next poll. Such an answer must still be within slack of the best place
 // told before the fault, so nobody is sent back; but it does not lower
 // the mark that later answers are held to. Every other answer does.
-func growth(x *Visitor, fault, settle time.Duration) int {
+func growth(x *Visitor, fault, settle time.Duration, slack int) int {
 	low, most := 0, 0
 	for _, p := range x.polls {
 		if len(x.admits) > 0 && p.sent > x.admits[0].lo || p.state == "none" {
@@ -265,16 +265,27 @@ func growth(x *Visitor, fault, settle time.Duration) int {
 		if p.state != "waiting" || p.join || p.position <= 0 {
 			continue // a join's position is of a ticket not yet placed
 		}
-		if low > 0 && p.position > low {
+		unsettled := p.recv > fault && p.recv < settle
+		if low > 0 && p.position > low && !(unsettled && p.position-low <= slack) {
 			most = max(most, p.position-low)
 		}
-		unsettled := p.recv > fault && p.recv < settle
 		if !unsettled && (low == 0 || p.position < low) {
 			low = p.position
 		}
 	}
 	return most
 }
+
+// settleSlack is how far above the best place told before the fault an
+// answer of the settling view may be (docs/reliability.md, "What a
+// failover costs"). A new master that lost admissions puts them back when
+// an instance tells it the highest ticket admitted (readmit), and each
+// instance knows the room's as of its last tick (Stats.HighestAdmitted)
+// and its own since; the admissions the other instances made after that
+// tick reach the new master only with their next call. Until then they
+// stand in line ahead of everyone, and they are at most the room's slots:
+// max_active.
+func settleSlack(room Room) int { return room.MaxActive }
 
 // settled is when a failover's view has settled: every holder of a place
 // the new master lost has polled again (page.refresh_max apart at most),

@@ -81,10 +81,11 @@ func TestCheck_Growth(t *testing.T) {
 		{"after its admission", Visitor{polls: []poll{waiting(1*s, 3), waiting(4*s, 50)}, admits: []admission{{lo: 1 * s, hi: 2 * s}}}, 0},
 		// The fault is at 10 s and the view settles at 15 s.
 		{"the new master's view before a lost place comes back", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 8), waiting(16*s, 9)}}, 0},
-		{"sent back past its place before the fault", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 12)}}, 2},
+		{"sent back past its place before the fault", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 15)}}, 5},
+		{"high by lost admissions not put back yet", Visitor{polls: []poll{waiting(9*s, 10), waiting(11*s, 12), waiting(16*s, 9)}}, 0},
 		{"grew once settled", Visitor{polls: []poll{waiting(9*s, 10), waiting(16*s, 7), waiting(17*s, 8)}}, 1},
 	} {
-		if g := growth(&tc.x, 10*s, 15*s); g != tc.want {
+		if g := growth(&tc.x, 10*s, 15*s, 2); g != tc.want {
 			t.Errorf("%s: growth = %d, want %d", tc.name, g, tc.want)
 		}
 	}
