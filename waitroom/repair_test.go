@@ -143,3 +143,63 @@ func TestRooms_ReleaseWithoutMasterIsKept(t *testing.T) {
 		t.Errorf("released counted %d, want 1", n)
 	}
 }
+
+// An instance that admitted nobody itself still tells a new master the
+// room's highest admitted ticket, learned from its ticks (Stats.HighestAdmitted):
+// the admissions another instance made before a failover lost them are
+// put back at its first call, so the positions read through it do not
+// count them. Before, only the instance that admitted them knew, and the
+// line stood high by their number until it called.
+func TestRooms_EveryInstanceKnowsTheRoomsAdmissions(t *testing.T) {
+	srv := redistest.Start(t)
+	_, store, _, ad := repairRooms(t, srv.NewClient()) // this instance's room: max_active 1
+	ctx := context.Background()
+	lim := testRoom("concert", 1).Limits
+	lim.RecoveryGrace = time.Minute
+	if _, d, err := storetest.Enter(ctx, store, "concert", lim, waitroom.NewVisitorID()); err != nil || d.State != waitroom.StateAdmitted {
+		t.Fatalf("first visitor: %+v, %v", d, err)
+	}
+	line := make([]waitroom.Visitor, 3)
+	for i := range line {
+		v := waitroom.Visitor{ID: waitroom.NewVisitorID(), Issued: time.Now()}
+		d, err := store.Decide(ctx, "concert", lim, v, waitroom.JoinTicket)
+		if err == nil {
+			v.Ticket, v.Placed = d.Ticket, true
+			d, err = store.Decide(ctx, "concert", lim, waitroom.Visitor{ID: v.ID, Ticket: v.Ticket, Issued: v.Issued}, waitroom.JoinNone)
+		}
+		if err != nil || d.State != waitroom.StateWaiting || d.Position != int64(i+1) {
+			t.Fatalf("visitor %d in line: %+v, %v", i, d, err)
+		}
+		line[i] = v
+	}
+	c := srv.Client()
+	dumps := map[string]string{}
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		dumps[k] = c.Dump(ctx, k).Val()
+	}
+	// Another instance, with more slots, admits the first two in line.
+	more := lim
+	more.MaxActive = 3
+	if a, err := store.Admit(ctx, "concert", more); err != nil || a.Admitted != 2 || a.Highest != line[1].Ticket {
+		t.Fatalf("the other instance's tick: %+v, %v; want 2 admitted up to ticket %d", a, err, line[1].Ticket)
+	}
+	ad.Tick(ctx) // this one admits nobody (its room is full) and reads the stats
+	// The failover: everything since the snapshot is gone.
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		c.Del(ctx, k)
+	}
+	for k, d := range dumps {
+		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ad.Tick(ctx) // its first call to the new master
+	v := line[2]
+	d, err := store.Decide(ctx, "concert", lim, waitroom.Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true, Issued: v.Issued, Seen: time.Now()}, waitroom.JoinNone)
+	if err != nil || d.State != waitroom.StateWaiting || d.Position != 1 {
+		t.Fatalf("the last in line after the failover: %+v, %v; want waiting first (the two lost admissions put back inside)", d, err)
+	}
+	if st, err := store.Stats(ctx, "concert"); err != nil || st.Active != 3 {
+		t.Errorf("inside after the repair: %d, %v; want 3", st.Active, err)
+	}
+}
