@@ -76,6 +76,9 @@ type App struct {
 	// hooks send webhooks; hooksKey is the webhooks list they were made for.
 	hooks    *hooks
 	hooksKey string
+	// failover is how long a failover of the store takes, learned at
+	// start (learnFailover); every configuration served uses it.
+	failover failoverFigure
 }
 
 // NewApp wires loaded settings into a gateway and opens its listeners, so
@@ -85,9 +88,6 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a.metrics.BuildInfo(buildVersion())
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
-	}
-	for _, w := range cfg.warnings {
-		log.Warn(w)
 	}
 	// Declared whatever the store: a dashboard's panel reads 0, not "No
 	// data", on the memory store too (which never fails).
@@ -99,6 +99,20 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	store, err := openStore(cfg.Store, log, a.metrics)
 	if err != nil {
 		return nil, err
+	}
+	// Before the warnings, which name the figure: how long a failover of
+	// this store takes, as its sentinels or nodes say (bounded; never
+	// fatal), after openStore has given go-redis this log. A reload keeps
+	// it, as it keeps the store.
+	a.failover = learnFailover(cfg.Store)
+	cfg.useFailover(a.failover)
+	if a.failover.learned && cfg.Store.OpenAfter == "" {
+		log.Info("store.open_after follows the failover detection time the store reports",
+			zap.Duration("open_after", cfg.openAfter), zap.String("source", a.failover.det.Source),
+			zap.Duration("detection", a.failover.det.After), zap.Duration("failover_timeout", a.failover.det.FailoverTimeout))
+	}
+	for _, w := range cfg.warnings {
+		log.Warn(w)
 	}
 	a.store = metrics.Store(store, a.metrics)
 	a.requireNoEviction = cfg.Store.Kind == "redis" && cfg.Store.Redis.RequireNoEviction

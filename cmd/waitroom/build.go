@@ -39,6 +39,9 @@ type Settings struct {
 	sessionCache time.Duration
 	onOutage     waitroom.OutagePolicy
 	openAfter    time.Duration
+	// failover is the shortest open_after that holds a failover, and
+	// where it comes from (openafter.go).
+	failover failoverFigure
 	// warnings are allowed but risky settings, said at start and by
 	// `waitroom check`.
 	warnings []string
@@ -98,7 +101,10 @@ func build(c *Config) (*Settings, error) {
 	c.Admin.check(&p)
 	c.Log.check(&p)
 	s.sessionCache, s.onOutage, s.openAfter = c.Store.build(&p)
-	s.warnings = append(s.warnings, c.Store.warnings(s.openAfter)...)
+	// The failover floor until the deployment is asked (NewApp and
+	// `waitroom check` do: learnFailover), which only they may do: a
+	// build does no I/O.
+	s.useFailover(staticFailover(c.Store))
 	var err error
 	s.cookie, s.keys, err = c.Cookie.Build()
 	p.Nest("cookie.", err)
@@ -310,12 +316,12 @@ const (
 	failoverOpenAfter = 10 * time.Second
 )
 
-// failoverOpenAfter is the recommended settings' failover (docs/
-// reliability.md: Sentinel down-after-milliseconds 5000, Cluster
-// cluster-node-timeout 5000) plus the promotion, the clients finding the
-// new master, and a margin: about 5 s + 1-2 s + 3 s. With Redis's own
-// defaults (down-after 30 s, cluster-node-timeout 15 s) a failover takes
-// longer; the README says to lower them or raise open_after.
+// failoverOpenAfter is the floor of open_after with Sentinel or a Cluster:
+// the recommended settings' failover (docs/reliability.md: Sentinel
+// down-after-milliseconds 5000, Cluster cluster-node-timeout 5000) plus
+// failoverMargin. A deployment that says it detects a dead master later
+// (Redis's own defaults: down-after 30 s, cluster-node-timeout 15 s)
+// raises the default past it: learnFailover, at start.
 
 // replicated reports whether the store is a Sentinel group or a Cluster,
 // where a failover is part of normal life.
@@ -324,7 +330,8 @@ func (s StoreConfig) replicated() bool {
 }
 
 // openAfter is store.open_after, or its default when empty: 2s, or
-// failoverOpenAfter with Sentinel or a Cluster.
+// failoverOpenAfter with Sentinel or a Cluster (until useFailover puts
+// the deployment's own figure in).
 func (s StoreConfig) openAfter(p *conf.Problems) time.Duration {
 	if s.OpenAfter == "" {
 		if s.replicated() {
@@ -333,19 +340,6 @@ func (s StoreConfig) openAfter(p *conf.Problems) time.Duration {
 		return defaultOpenAfter
 	}
 	return p.Duration("store.open_after", s.OpenAfter, 0)
-}
-
-// warnings are what the store section allows but an operator should hear
-// about, at start and in `waitroom check`: with on_error open under
-// Sentinel or a Cluster, an open_after shorter than a failover opens the
-// room to everyone while a replica is promoted.
-func (s StoreConfig) warnings(openAfter time.Duration) []string {
-	if waitroom.OutagePolicy(s.OnError) != waitroom.OutageOpen || !s.replicated() || openAfter >= failoverOpenAfter {
-		return nil
-	}
-	return []string{fmt.Sprintf("store.open_after %s is shorter than a failover (%s by default with Sentinel or a Cluster): "+
-		"on_error open lets everyone in while a replica is promoted; see docs/reliability.md",
-		conf.Short(openAfter), conf.Short(failoverOpenAfter))}
 }
 
 // roomsConfig is what Rooms runs on under these settings.

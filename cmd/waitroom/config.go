@@ -139,10 +139,12 @@ type StoreConfig struct {
 	// OpenAfter is how long every call to the store must have failed
 	// before on_error: open lets everyone through; the first answer closes
 	// it again. A single slow call is held as closed would. Default "":
-	// "2s" on one Redis server (or the memory store), "10s" with Sentinel
-	// (master_name) or a Cluster (several addrs), so that a failover is
-	// held rather than opened; a smaller value is kept but warned about.
-	// "0s" opens on the first failure.
+	// "2s" on one Redis server (or the memory store); with Sentinel
+	// (master_name) or a Cluster (several addrs), the detection time the
+	// deployment reports at start (the sentinels' down-after-milliseconds,
+	// the nodes' cluster-node-timeout) plus 5s, at least "10s", so that a
+	// failover is held rather than opened (openafter.go); a smaller value
+	// is kept but warned about. "0s" opens on the first failure.
 	OpenAfter string `mapstructure:"open_after" yaml:"open_after" json:"open_after"`
 	// SessionCache is how long an instance trusts that a visitor the store
 	// found inside is still inside, answering that visitor's next requests

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/waitroom/conf"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
@@ -31,8 +32,9 @@ func storeSection(addrs []string, masterName, openAfter string) string {
 
 // TestFailover_OpenAfterDefaults: with on_error open, open_after defaults
 // to 2s on one Redis and to 10s with Sentinel or a Cluster, so a failover
-// is held; a smaller value set there is kept, and warned about by
-// `waitroom check`.
+// is held (until the deployment says more: openafter_test.go); a smaller
+// value set there is kept, and warned about by `waitroom check`, which
+// prints the value in effect and its source.
 func TestFailover_OpenAfterDefaults(t *testing.T) {
 	cluster := []string{"127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003"}
 	for _, c := range []struct {
@@ -69,6 +71,18 @@ func TestFailover_OpenAfterDefaults(t *testing.T) {
 		}
 		if warned := strings.Contains(out.String(), "warning: store.open_after 3s is shorter than a failover"); warned != c.warned {
 			t.Errorf("%s: check's output warns %v, want %v:\n%s", c.name, warned, c.warned, out.String())
+		}
+		// Nothing answers at these addresses: the figure stays the floor,
+		// and check prints it with where it came from.
+		source := "the default on one Redis server"
+		switch {
+		case c.openAfter != "":
+			source = "set in the file"
+		case c.want == failoverOpenAfter:
+			source = "the 10s floor, as the deployment's detection time could not be read"
+		}
+		if line := fmt.Sprintf("store.open_after: %s (%s)\n", conf.Short(c.want), source); !strings.Contains(out.String(), line) {
+			t.Errorf("%s: check's output lacks %q:\n%s", c.name, line, out.String())
 		}
 	}
 }
