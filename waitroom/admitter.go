@@ -143,6 +143,10 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
+	// Releases the store could not take (no master, or a tick that ran
+	// out while applying them) go before the admission, so it sees the
+	// slots they free.
+	a.rs.retryReleases(tctx, a.lr, false, time.Now())
 	// The marks of the polls answered from anchors go first, so the
 	// tick's abandonment sees them.
 	if vs := a.lr.marks.take(); len(vs) > 0 {

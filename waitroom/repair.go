@@ -126,6 +126,7 @@ type keptRelease struct {
 	room, visitor, how string
 	at                 time.Time
 	pending            bool // the store has not taken it yet
+	replay             bool // pending as a replay a tick ran out before
 }
 
 // releases keeps the releases of the last replayWindow that the store
@@ -266,44 +267,84 @@ func (rs *Rooms) noticeStats(ctx context.Context, lr *liveRoom, prev, st Stats, 
 	rs.retryReleases(ctx, lr, repaired || lost, now)
 }
 
+// releaseWorkers bounds the releases retryReleases has in flight at once:
+// right after a failover each write may wait wait_timeout for a replica
+// still resyncing, so one at a time a few dozen would outlast a tick.
+const releaseWorkers = 8
+
 // retryReleases applies again the releases of room that the store could
-// not take, and with replay those of the last moments.
+// not take, and with replay those of the last moments, up to
+// releaseWorkers at a time.
 func (rs *Rooms) retryReleases(ctx context.Context, lr *liveRoom, replay bool, now time.Time) {
 	taken := rs.releases.take(lr.name, replay, now)
-	applied := 0
-	defer func() {
-		if applied > 0 {
-			rs.log.Warn("the store took the releases kept while it could not",
-				zap.String(fieldRoom, lr.name), zap.Int("releases", applied))
-		}
-	}()
-	for i, k := range taken {
-		if ctx.Err() != nil {
-			// The tick ran out: what is left is tried next tick.
-			for _, k := range taken[i:] {
-				if k.pending {
-					rs.releases.keep(k, false)
-				}
+	if len(taken) == 0 {
+		return
+	}
+	var applied atomic.Int64
+	// failed stops the rest at the first failure: a store that is down
+	// gets at most releaseWorkers calls a tick, not one per release kept.
+	var failed atomic.Bool
+	sem := make(chan struct{}, releaseWorkers)
+	var wg sync.WaitGroup
+	for _, k := range taken {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, failure := rs.retryRelease(ctx, k, now, failed.Load())
+			if ok {
+				applied.Add(1)
 			}
-			return
-		}
-		err := rs.store.Release(ctx, k.room, k.visitor)
-		switch {
-		case err != nil && !errors.Is(err, ErrNotFound):
-			// Any failure (no master, the tick's deadline, a refused
-			// connection) keeps it: only the store's word ends it.
-			rs.releases.keep(k, false)
-		case k.pending:
-			applied++
-			// Taken late (ErrNotFound too: the session ended meanwhile);
-			// kept as done, so a repair in the next moments applies it again.
-			if err == nil {
-				rs.obs.Released(rs.labelOf(k.room), k.how)
+			if failure {
+				failed.Store(true)
 			}
-			rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now}, true)
-		case err == nil:
+		}()
+	}
+	wg.Wait()
+	if n := applied.Load(); n > 0 {
+		rs.log.Warn("the store took the releases kept while it could not",
+			zap.String(fieldRoom, lr.name), zap.Int64("releases", n))
+	}
+}
+
+// retryRelease applies one kept release, or keeps it for the next tick
+// when skip (an earlier one failed) or the tick ran out. took: a pending
+// one the store took now; failed: the store did not answer.
+func (rs *Rooms) retryRelease(ctx context.Context, k keptRelease, now time.Time, skip bool) (took, failed bool) {
+	if skip || ctx.Err() != nil {
+		// The tick ran out: it is tried next tick, a replay too. Dropping
+		// a replay left the session it ends holding its slot on the new
+		// master until it ran out: right after a failover a tick is slow,
+		// so a replay of a few dozen releases outlasts it (chaos
+		// sentinel-lag: 15 sessions held against max_active 8,
+		// admissions stalled for 12 s).
+		k.replay = k.replay || !k.pending
+		rs.releases.keep(k, false)
+		return false, false
+	}
+	err := rs.store.Release(ctx, k.room, k.visitor)
+	switch {
+	case err != nil && !errors.Is(err, ErrNotFound):
+		// Any failure (no master, the tick's deadline, a refused
+		// connection) keeps it: only the store's word ends it.
+		k.replay = k.replay || !k.pending
+		rs.releases.keep(k, false)
+		return false, true
+	case k.pending && k.replay:
+		if err == nil {
 			rs.obs.Restored(rs.labelOf(k.room), "release") // a release the store had lost
 		}
-		// ErrNotFound for a replay: the store has it right already.
+	case k.pending:
+		// Taken late (ErrNotFound too: the session ended meanwhile);
+		// kept as done, so a repair in the next moments applies it again.
+		if err == nil {
+			rs.obs.Released(rs.labelOf(k.room), k.how)
+		}
+		rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now}, true)
+		return true, false
+	case err == nil:
+		rs.obs.Restored(rs.labelOf(k.room), "release") // a release the store had lost
 	}
+	// ErrNotFound for a replay: the store has it right already.
+	return false, false
 }
