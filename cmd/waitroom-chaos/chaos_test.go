@@ -83,13 +83,9 @@ func TestChaos_SentinelMasterKilled(t *testing.T) { holds(t, "sentinel-kill") }
 // old master thawed with the gateways' connections still open.
 func TestChaos_SentinelSplitBrain(t *testing.T) { holds(t, "sentinel-freeze") }
 
-// The fault "sentinel-lag" (the promoted replica lags 2 s of writes: real
-// partial data loss) has no test here: it does not hold reliably yet (2 of
-// 9 runs at the final code of issue 22 broke an invariant: a position
-// grown by 1, admissions stalled for the rest of the run), and a test that
-// fails at random would hide every other failure. It runs in `make chaos`
-// (go run ./cmd/waitroom-chaos -faults sentinel-lag), and issue 22 stays
-// open until it holds there and comes back here.
+// One replica lags 2 s of writes (frozen, its link cut), then the master
+// dies and the lagging one is promoted: real partial data loss.
+func TestChaos_SentinelLaggingReplica(t *testing.T) { holds(t, "sentinel-lag") }
 
 // The Cluster master serving the room's slot is killed; its replica takes
 // the slot.
