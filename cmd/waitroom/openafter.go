@@ -81,7 +81,7 @@ func learnFailover(s StoreConfig) failoverFigure {
 // `waitroom check`.
 func (f failoverFigure) source() string {
 	switch {
-	case f.learned && f.det.After+failoverMargin > failoverOpenAfter:
+	case f.learned && f.det.After+failoverMargin >= failoverOpenAfter:
 		return fmt.Sprintf("%s %s + %s margin", f.det.Source, conf.Short(f.det.After), conf.Short(failoverMargin))
 	case f.learned:
 		return fmt.Sprintf("the %s floor; %s %s + %s margin is less", conf.Short(failoverOpenAfter),

@@ -113,17 +113,24 @@ func TestOpenAfter_FollowsSentinel(t *testing.T) {
 }
 
 // TestOpenAfter_FollowsCluster: with a Cluster, the default follows
-// cluster-node-timeout: at 5 s (NewCluster's) the 10 s floor wins and
-// check says so; at 8 s, the default is 13 s.
+// cluster-node-timeout: at 3 s the 10 s floor wins and check says so; at
+// 5 s (NewCluster's, the recommended value) the figure meets the floor and
+// check names it; at 8 s, the default is 13 s.
 func TestOpenAfter_FollowsCluster(t *testing.T) {
 	t.Parallel()
 	addrs := redistest.StartCluster(t, 3)
 	_, site := newUpstream(t)
 	yaml := gwConfig(site.URL, "    max_active: 1") + storeSection(addrs, "", "")
 	out := checkOutput(t, yaml)
-	if !strings.Contains(out, "store.open_after: 10s (the 10s floor; Cluster node 127.0.0.1:") ||
-		!strings.Contains(out, "cluster-node-timeout 5s + 5s margin is less)") {
+	if !strings.Contains(out, "store.open_after: 10s (Cluster node 127.0.0.1:") ||
+		!strings.Contains(out, "cluster-node-timeout 5s + 5s margin)") {
 		t.Errorf("check's output, cluster-node-timeout 5000:\n%s", out)
+	}
+	setAll(t, addrs, "CONFIG", "SET", "cluster-node-timeout", "3000")
+	out = checkOutput(t, yaml)
+	if !strings.Contains(out, "store.open_after: 10s (the 10s floor; Cluster node 127.0.0.1:") ||
+		!strings.Contains(out, "cluster-node-timeout 3s + 5s margin is less)") {
+		t.Errorf("check's output, cluster-node-timeout 3000:\n%s", out)
 	}
 	setAll(t, addrs, "CONFIG", "SET", "cluster-node-timeout", "8000")
 	out = checkOutput(t, yaml)
