@@ -144,6 +144,10 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
+	// Releases the store could not take (no master, or a tick that ran
+	// out while applying them) go before the admission, so it sees the
+	// slots they free.
+	a.rs.retryReleases(tctx, a.lr, false, time.Now())
 	// The marks of the polls answered from anchors go first, so the
 	// tick's abandonment sees them.
 	if vs := a.lr.marks.take(); len(vs) > 0 {
@@ -153,10 +157,23 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
-	res, err := store.Admit(tctx, a.lr.name, lim)
+	actx := tctx
+	if !lim.Random {
+		// The admissions this instance saw, so a store that lost some
+		// puts them back (Visitor.KnownAdmitted).
+		actx = WithKnownAdmitted(tctx, a.lr.admitted.hint(time.Now(), lim))
+	}
+	res, err := store.Admit(actx, a.lr.name, lim)
 	if err != nil {
 		a.failed(ctx, tctx, err)
 		return
+	}
+	if !lim.Random {
+		a.lr.admitted.see(res.Highest, time.Now())
+		a.lr.known.see(res.Highest, time.Now()) // a ticket admitted is a ticket seen
+	}
+	for range res.Readmitted {
+		a.rs.obs.Restored(a.lr.label(), "inside") // admissions the store had lost
 	}
 	if res.Admitted > 0 || res.Abandoned > 0 || res.Expired > 0 {
 		a.log.Info("admission tick",
@@ -170,13 +187,17 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	a.rs.health.answered()
 	var left *leftTickets
-	if prev := a.lr.view.Load(); prev != nil {
-		left = prev.left
+	lastView := a.lr.view.Load()
+	if lastView != nil {
+		left = lastView.left
 	}
 	left = nextLeft(left, st, anchorKeep(lim), time.Now())
-	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left})
 	prev := a.lr.stats.Load()
-	a.rs.noticeLine(a.lr.name, *prev, st, !a.lr.ticked.Swap(true))
+	first := !a.lr.ticked.Swap(true)
+	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left,
+		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now())})
+	a.rs.noticeStats(tctx, a.lr, *prev, st, first)
+	a.rs.noticeLine(a.lr.name, *prev, st, first)
 	a.lr.sampled(time.Now(), st)
 	a.rs.obs.Tick(a.lr.label(), res)
 	if !a.lr.filled() {

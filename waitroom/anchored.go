@@ -46,6 +46,29 @@ type progressView struct {
 	waiting  int64
 	at       time.Time
 	left     *leftTickets
+	// mintedBy: anchors minted (Anchor.At) at or before this second ask
+	// the store. Set when a tick finds the store repaired the room (a
+	// failover lost its last writes): its Progress is then the promoted
+	// replica's, behind the one the older anchors were minted against, so
+	// the admissions since would come out short (even negative, which an
+	// anchor's own check catches, or small but short, which it cannot)
+	// and their positions grow. Each such visitor asks the store once and
+	// carries a fresh anchor.
+	mintedBy int64
+}
+
+// nextMintedBy is the view's mintedBy after a tick read st, prev being
+// the last tick's stats: now's second when the store was repaired or its
+// admissions went backwards within one epoch, else the last view's.
+func nextMintedBy(last *progressView, prev, st Stats, first bool, now time.Time) int64 {
+	var m int64
+	if last != nil {
+		m = last.mintedBy
+	}
+	if !first && st.Epoch == prev.Epoch && (st.Repairs > prev.Repairs || st.AdmittedTotal < prev.AdmittedTotal) {
+		m = now.Unix()
+	}
+	return m
 }
 
 // leftTickets is what an instance learned from its ticks of the tickets
@@ -167,6 +190,9 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	}
 	if age := now.Unix() - a.At; age < 0 || age >= every || time.Duration(age)*time.Second >= anchorKeep(lim) {
 		return Decision{}, false
+	}
+	if a.At <= view.mintedBy {
+		return Decision{}, false // minted against progress the store lost
 	}
 	if view.left.gone(tk.Number, a.Progress) {
 		return Decision{}, false // its holder left: the store says where it stands

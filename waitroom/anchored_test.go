@@ -27,6 +27,8 @@ func TestFromAnchor(t *testing.T) {
 		{"near the front", nil, nil, func(v *progressView) { v.progress.Admitted = 100 + 4900 }, 0},
 		{"another incarnation", nil, nil, func(v *progressView) { v.progress.Epoch = 8 }, 0},
 		{"a view behind the anchor", nil, nil, func(v *progressView) { v.progress.Admitted = 99 }, 0},
+		{"an anchor minted against progress a repair lost", nil, nil, func(v *progressView) { v.mintedBy = now.Unix() - 10 }, 0},
+		{"an anchor minted after the repair", nil, nil, func(v *progressView) { v.mintedBy = now.Unix() - 11 }, 4700},
 		{"a stale view", nil, nil, func(v *progressView) { v.at = now.Add(-4 * time.Second) }, 0},
 		{"an old anchor", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() - 60 }, nil, 0},
 		{"an anchor from the future", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() + 5 }, nil, 0},
@@ -113,5 +115,40 @@ func TestNextLeft(t *testing.T) {
 	fresh := nextLeft(nil, Stats{Epoch: 8, Left: 100}, keep, later)
 	if !fresh.gone(5, Progress{Epoch: 8, Departed: 99}) || fresh.gone(5, Progress{Epoch: 8, Departed: 100}) {
 		t.Fatal("a first look at a room with more leaves than listed must distrust older anchors, and only those")
+	}
+}
+
+// A tick that finds the store repaired (Stats.Repairs up) or its
+// admissions gone back within one epoch (a failover rewound the room's
+// Progress to the promoted replica's) distrusts every anchor minted until
+// then; otherwise the last view's mark carries over. Worked example of
+// what it prevents: an anchor at 117 with Admitted 500, answered 104 once
+// the view read 513; after the failover the view reads 500 again and the
+// same anchor would answer 117: a position that grew by the 13 admissions
+// the store lost.
+func TestNextMintedBy(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	before := Stats{Epoch: 7, AdmittedTotal: 513, Repairs: 2}
+	last := &progressView{mintedBy: 42}
+	tests := []struct {
+		name  string
+		last  *progressView
+		st    Stats
+		first bool
+		want  int64
+	}{
+		{"nothing happened", last, Stats{Epoch: 7, AdmittedTotal: 520, Repairs: 2}, false, 42},
+		{"no view yet", nil, Stats{Epoch: 7, AdmittedTotal: 520, Repairs: 2}, false, 0},
+		{"a repair", last, Stats{Epoch: 7, AdmittedTotal: 520, Repairs: 3}, false, now.Unix()},
+		{"admissions gone back", last, Stats{Epoch: 7, AdmittedTotal: 500, Repairs: 2}, false, now.Unix()},
+		{"a new incarnation (its anchors never match)", last, Stats{Epoch: 8, Repairs: 0}, false, 42},
+		{"the first look tells nothing", last, Stats{Epoch: 7, AdmittedTotal: 500, Repairs: 3}, true, 42},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nextMintedBy(tt.last, before, tt.st, tt.first, now); got != tt.want {
+				t.Errorf("mintedBy %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

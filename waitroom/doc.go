@@ -41,6 +41,22 @@
 // in process; redisstore in Redis, one Lua script per change; storetest
 // holds both to it.
 //
+// A store may lose data: all of a room's (Redis restarted empty) or its
+// last writes (a failover to a replica that lagged). Tickets carry their
+// numbers, so the store rebuilds from them: a ticket older than the
+// store's data, or one up to the counter a repair set whose place or
+// session is gone, gets its place back by number, or its session while a
+// slot is free, once per visitor (Decide). The gate helps the store see
+// the loss (repair.go): every request tells it the highest ticket the
+// instance saw lately (Visitor.Known; ticks count the room's incarnation
+// as one), so a counter behind the tickets is moved past them and a room
+// whose data is gone starts its recovery grace before anyone is let in;
+// a decision or tick that shows a loss empties the room's session cache;
+// releases the store took in the last 30 seconds are applied again after
+// a repair, and those it could not take (no master) are kept and retried
+// each tick. redisstore's doc, "Repairs", says what the store does and
+// how long the window before detection is.
+//
 // # The request path, by file
 //
 // A visitor's request crosses these, in order:

@@ -101,6 +101,7 @@ func (*outageCount) JoinRefused(string, string)         {}
 func (*outageCount) SessionRefused(string, string)      {}
 func (*outageCount) Challenge(string, string)           {}
 func (*outageCount) Restored(string, string)            {}
+func (*outageCount) Failover()                          {}
 func (*outageCount) TemplateRooms(string, int)          {}
 func (*outageCount) Waited(string, time.Duration)       {}
 func (*outageCount) SessionEnded(string, time.Duration) {}

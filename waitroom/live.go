@@ -51,6 +51,10 @@ type liveRoom struct {
 	// (autopilot_room.go).
 	meter autopilotMeter
 	auto  atomic.Pointer[AutopilotView]
+	// known is the highest ticket this instance saw in the room lately,
+	// told to the store as Visitor.Known (repair.go); admitted the
+	// highest it saw admitted, told as Visitor.KnownAdmitted.
+	known, admitted knownTickets
 }
 
 // Effective is what a room runs on now: its limits and mode after the

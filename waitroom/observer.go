@@ -35,8 +35,12 @@ type Observer interface {
 	// Challenge counts proofs of work: issued, ok, or why one was refused.
 	Challenge(room, result string)
 	// Restored counts a place or session put back after a data loss, by
-	// kind: waiting, inside.
+	// kind: waiting, inside, and release (a release the store had lost,
+	// applied again).
 	Restored(room, kind string)
+	// Failover counts a failover this instance noticed: a repair of the
+	// store's data (Stats.Repairs) in one room or several at once.
+	Failover()
 	// TemplateRooms publishes how many rooms filled from the template are
 	// in service on this instance.
 	TemplateRooms(template string, n int)
@@ -70,6 +74,7 @@ func (nopObserver) JoinRefused(string, string)         {}
 func (nopObserver) SessionRefused(string, string)      {}
 func (nopObserver) Challenge(string, string)           {}
 func (nopObserver) Restored(string, string)            {}
+func (nopObserver) Failover()                          {}
 func (nopObserver) TemplateRooms(string, int)          {}
 func (nopObserver) Waited(string, time.Duration)       {}
 func (nopObserver) SessionEnded(string, time.Duration) {}

@@ -2,8 +2,11 @@ package waitroom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // The operators' actions (the admin API) and the releases the site and
@@ -76,11 +79,28 @@ func (rs *Rooms) AdmitNow(ctx context.Context, room string, n int) (Admitted, er
 // reload removed too: a site may still release the people it served. It
 // does not refresh the view: a site's checkouts must not cost two more
 // store calls each. Errors: ErrNotFound (no such visitor), the store's.
+//
+// A release the store cannot take for want of a master (ErrUnavailable:
+// down, or failing over) is kept and retried by the room's ticks for up
+// to maxPendingAge, and nil is returned: the session is over as far as
+// the caller is concerned. Releases the store took are kept for
+// replayWindow, to apply again if a failover lost them (repair.go).
 func (rs *Rooms) Release(ctx context.Context, room, visitor, how string, entered time.Time) error {
 	rs.sessions.Load().drop(room, visitor)
+	k := keptRelease{room: room, visitor: visitor, how: how, at: time.Now()}
 	if err := rs.store.Release(ctx, room, visitor); err != nil {
+		if errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+			if rs.releases.keep(k, false) {
+				// One line per outage, not per release: a flood of leaves
+				// would flood the log too.
+				rs.log.Warn("the store could not take a release; kept with any others until it can, retried every tick",
+					zap.String(fieldRoom, room), zap.Error(err))
+			}
+			return nil
+		}
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
+	rs.releases.keep(k, true)
 	rs.obs.Released(rs.labelOf(room), how)
 	if !entered.IsZero() {
 		rs.obs.SessionEnded(rs.labelOf(room), max(time.Since(entered), 0))

@@ -25,7 +25,9 @@ type Rooms struct {
 	// templates are the room templates in service (template.go).
 	templates atomic.Pointer[map[string]*Room]
 	sessions  atomic.Pointer[sessionCache] // nil: no cache
-	policy    atomic.Pointer[outagePolicy]
+	// releases are the releases kept to apply again (repair.go).
+	releases releases
+	policy   atomic.Pointer[outagePolicy]
 
 	applyMu sync.Mutex
 	changed chan struct{} // Apply changed the rooms; Run reconciles its admitters

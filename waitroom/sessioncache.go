@@ -109,6 +109,23 @@ func (c *sessionCache) drop(room, visitor string) {
 	c.mu.Unlock()
 }
 
+// dropRoom forgets every visitor of room: the store lost writes, so the
+// sessions it said were running may be gone.
+func (c *sessionCache) dropRoom(room string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	for _, m := range []map[sessionKey]cachedSession{c.cur, c.old} {
+		for k := range m {
+			if k.room == room {
+				delete(m, k)
+			}
+		}
+	}
+	c.mu.Unlock()
+}
+
 // len counts the entries held, for tests of the bound.
 func (c *sessionCache) len() int {
 	c.mu.RLock()

@@ -157,6 +157,9 @@ func (g *Gate) visitor(room string, p Presented, now time.Time, id, network stri
 	switch {
 	case tk.Admitted(now):
 		v.Until = time.Unix(tk.Until, 0)
+		if tk.Entered > 0 {
+			v.Entered = time.Unix(tk.Entered, 0)
+		}
 	case tk.Until != 0:
 		v.Ticket = 0
 	}
@@ -168,6 +171,25 @@ func (g *Gate) visitor(room string, p Presented, now time.Time, id, network stri
 // ago.
 func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, join Join, now time.Time) (Decision, error) {
 	sessions := g.rooms.sessions.Load()
+	lr := g.rooms.get(room)
+	if lr != nil {
+		// The store learns the highest ticket this instance saw lately
+		// (Visitor.Known), so it finds a counter behind the tickets, or
+		// data lost, on the first request that meets it.
+		if v.Ticket > 0 && cookieCounts(v, lim, now) {
+			lr.known.seeCookie(v.Ticket, now)
+		}
+		v.Known = lr.known.hint(now, lim)
+		if !lim.Random {
+			// In a room that admits from the head, every ticket up to
+			// the highest admitted went in: a store with some of them
+			// still in line lost those admissions (Visitor.KnownAdmitted).
+			if v.Until.After(now) {
+				lr.admitted.see(v.Ticket, now)
+			}
+			v.KnownAdmitted = lr.admitted.hint(now, lim)
+		}
+	}
 	if !v.Until.IsZero() {
 		// Per client: a session used from another address must reach the
 		// store, which counts its clients.
@@ -180,6 +202,17 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 		return d, err
 	}
 	g.rooms.health.answered()
+	if lr != nil {
+		lr.known.see(d.Ticket, now)
+		if d.State == StateAdmitted && !lim.Random {
+			lr.admitted.see(d.Ticket, now)
+		}
+	}
+	if d.Repaired || d.GraceStarted {
+		// The store lost writes: what this instance cached of the room's
+		// sessions may be gone there.
+		sessions.dropRoom(room)
+	}
 	if d.State == StateAdmitted {
 		sessions.put(room, v.ID, v.Client, d.Until, now)
 		if d.Ticket == 0 {

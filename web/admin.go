@@ -50,7 +50,12 @@ type AdminOptions struct {
 	// body after "ready" (the store's state, what an operator should fix).
 	// nil is always ready.
 	Ready func(ctx context.Context) (lines []string, err error)
-	Log   *zap.Logger
+	// StoreState says what the store is going through now, for the
+	// dashboard (ok, failing over, unreachable); it must be cheap, as
+	// every room's view asks. nil: ok while the rooms reach the store,
+	// else unreachable.
+	StoreState func() waitroom.StoreState
+	Log        *zap.Logger
 	// WrongTokenPace is how often one client (an address, an IPv6 /64)
 	// hears that its token is wrong, after a burst of 3: each wrong try
 	// waits its turn. 0: DefaultWrongTokenPace (250ms).

@@ -41,13 +41,16 @@ type RoomView struct {
 	BackETA    *int64     `json:"eta_back_seconds"`
 	// WaitP50 and WaitP90 are the median and 90th percentile wait of the
 	// visitors this instance let in over the last 15 minutes; null without.
-	WaitP50  *int64        `json:"wait_p50_seconds"`
-	WaitP90  *int64        `json:"wait_p90_seconds"`
-	StoreUp  bool          `json:"store_up"`
-	Title    string        `json:"title,omitempty"`
-	Message  string        `json:"message"` // the notice the waiting page shows now
-	Schedule *ScheduleView `json:"schedule,omitempty"`
-	Guards   GuardsView    `json:"guards"`
+	WaitP50 *int64 `json:"wait_p50_seconds"`
+	WaitP90 *int64 `json:"wait_p90_seconds"`
+	StoreUp bool   `json:"store_up"`
+	// StoreState says why the store does not answer: failing over (no
+	// master for now) or unreachable; "ok" while it answers.
+	StoreState waitroom.StoreState `json:"store_state"`
+	Title      string              `json:"title,omitempty"`
+	Message    string              `json:"message"` // the notice the waiting page shows now
+	Schedule   *ScheduleView       `json:"schedule,omitempty"`
+	Guards     GuardsView          `json:"guards"`
 	// Autopilot is where the room's autopilot stands; absent without one.
 	Autopilot *AutopilotView `json:"autopilot,omitempty"`
 }
@@ -124,6 +127,7 @@ func (a *admin) view(name string) RoomView {
 		Totals:  TotalsView{st.Joined, st.AdmittedTotal, st.Released, st.Expired, st.Abandoned},
 		StoreUp: !a.Rooms.StoreDown(),
 	}
+	v.StoreState = a.storeState(v.StoreUp)
 	if v.Source == "" {
 		v.Source = waitroom.SourceFile
 	}
@@ -372,4 +376,17 @@ func jsonKind(k reflect.Kind) string {
 		return "true or false"
 	}
 	return "another type"
+}
+
+// storeState is the store's state for the dashboard: AdminOptions.StoreState
+// when set, else ok while the rooms reach the store and unreachable when
+// they do not.
+func (a *admin) storeState(up bool) waitroom.StoreState {
+	if a.StoreState != nil {
+		return a.StoreState()
+	}
+	if up {
+		return waitroom.StoreOK
+	}
+	return waitroom.StoreUnreachable
 }

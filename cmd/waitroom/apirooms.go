@@ -135,6 +135,8 @@ func compose(file *Settings, defs map[string]apiRoom) (composed, error) {
 		s, err := build(merge(file.Config, defs, skipped))
 		if err == nil {
 			s.file = file.file
+			// What the deployment said at start, not asked again here.
+			s.useFailover(file.failover)
 			markSources(s, defs, skipped)
 			return composed{settings: s, skipped: skipped}, nil
 		}

@@ -76,6 +76,9 @@ type App struct {
 	// hooks send webhooks; hooksKey is the webhooks list they were made for.
 	hooks    *hooks
 	hooksKey string
+	// failover is how long a failover of the store takes, learned at
+	// start (learnFailover); every configuration served uses it.
+	failover failoverFigure
 }
 
 // NewApp wires loaded settings into a gateway and opens its listeners, so
@@ -86,9 +89,30 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
 	}
-	store, err := openStore(cfg.Store, log)
+	// Declared whatever the store: a dashboard's panel reads 0, not "No
+	// data", on the memory store too (which never fails).
+	kinds := make([]string, len(redisstore.ErrorKinds))
+	for i, k := range redisstore.ErrorKinds {
+		kinds[i] = string(k)
+	}
+	a.metrics.DeclareStoreErrors(kinds)
+	store, err := openStore(cfg.Store, log, a.metrics)
 	if err != nil {
 		return nil, err
+	}
+	// Before the warnings, which name the figure: how long a failover of
+	// this store takes, as its sentinels or nodes say (bounded; never
+	// fatal), after openStore has given go-redis this log. A reload keeps
+	// it, as it keeps the store.
+	a.failover = learnFailover(cfg.Store)
+	cfg.useFailover(a.failover)
+	if a.failover.learned && cfg.Store.OpenAfter == "" {
+		log.Info("store.open_after follows the failover detection time the store reports",
+			zap.Duration("open_after", cfg.openAfter), zap.String("source", a.failover.det.Source),
+			zap.Duration("detection", a.failover.det.After), zap.Duration("failover_timeout", a.failover.det.FailoverTimeout))
+	}
+	for _, w := range cfg.warnings {
+		log.Warn(w)
 	}
 	a.store = metrics.Store(store, a.metrics)
 	a.requireNoEviction = cfg.Store.Kind == "redis" && cfg.Store.Redis.RequireNoEviction
@@ -173,7 +197,8 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 	a.adminAPI = web.NewAdmin(web.AdminOptions{
 		Token: cfg.Admin.Token, ReleaseToken: cfg.Admin.ReleaseToken, Rooms: a.rooms,
 		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
-		Reload: a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
+		StoreState: func() waitroom.StoreState { return storeState(a.store, a.rooms.StoreDown()) },
+		Reload:     a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
 	})
 	a.admin = &http.Server{
 		Handler:           a.adminAPI,
@@ -188,12 +213,12 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 
 // openStore opens the store the configuration names. A Redis that does not
 // answer yet is not an error: the gate follows store.on_error until it does.
-func openStore(c StoreConfig, log *zap.Logger) (waitroom.Store, error) {
+func openStore(c StoreConfig, log *zap.Logger, m *metrics.Metrics) (waitroom.Store, error) {
 	if c.Kind != "redis" {
 		return memstore.New(), nil
 	}
 	redis.SetLogger(redisLog{log.Named("redis")})
-	s, err := redisstore.Open(c.Redis)
+	s, err := redisstore.Open(c.Redis, redisstore.WithEvents(storeEvents(log.Named("store"), m)))
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)
 	}
@@ -233,7 +258,7 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 		if a.readyRequiresStore {
 			return nil, err
 		}
-		return []string{"store: down (visitors get store.on_error's answer)"}, nil
+		return []string{storeDownLine(a.store, err)}, nil
 	}
 	lines := []string{"store: up"}
 	ev, ok := waitroom.As[evictionPolicy](a.store)

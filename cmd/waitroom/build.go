@@ -39,7 +39,13 @@ type Settings struct {
 	sessionCache time.Duration
 	onOutage     waitroom.OutagePolicy
 	openAfter    time.Duration
-	trusted      []netip.Prefix
+	// failover is the shortest open_after that holds a failover, and
+	// where it comes from (openafter.go).
+	failover failoverFigure
+	// warnings are allowed but risky settings, said at start and by
+	// `waitroom check`.
+	warnings []string
+	trusted  []netip.Prefix
 	// forwarders are the peers whose forwarding headers are believed:
 	// trusted, or none with proxy_protocol, where the PROXY header names
 	// the client (for LOCAL and UNKNOWN, the balancer itself).
@@ -95,6 +101,10 @@ func build(c *Config) (*Settings, error) {
 	c.Admin.check(&p)
 	c.Log.check(&p)
 	s.sessionCache, s.onOutage, s.openAfter = c.Store.build(&p)
+	// The failover floor until the deployment is asked (NewApp and
+	// `waitroom check` do: learnFailover), which only they may do: a
+	// build does no I/O.
+	s.useFailover(staticFailover(c.Store))
 	var err error
 	s.cookie, s.keys, err = c.Cookie.Build()
 	p.Nest("cookie.", err)
@@ -295,8 +305,41 @@ func (s StoreConfig) build(p *conf.Problems) (time.Duration, waitroom.OutagePoli
 	case d > maxSessionCache:
 		p.Add("store.session_cache", "must be from 0s to %s, got %q", conf.Short(maxSessionCache), s.SessionCache)
 	}
-	openAfter := p.Duration("store.open_after", s.OpenAfter, 0)
-	return d, policy, openAfter
+	return d, policy, s.openAfter(p)
+}
+
+// Defaults of store.open_after: on one Redis server an outage is a restart
+// or a network blip; with Sentinel or a Cluster it may be a failover,
+// which on_error: open must hold rather than open (see failoverOpenAfter).
+const (
+	defaultOpenAfter  = 2 * time.Second
+	failoverOpenAfter = 10 * time.Second
+)
+
+// failoverOpenAfter is the floor of open_after with Sentinel or a Cluster:
+// the recommended settings' failover (docs/reliability.md: Sentinel
+// down-after-milliseconds 5000, Cluster cluster-node-timeout 5000) plus
+// failoverMargin. A deployment that says it detects a dead master later
+// (Redis's own defaults: down-after 30 s, cluster-node-timeout 15 s)
+// raises the default past it: learnFailover, at start.
+
+// replicated reports whether the store is a Sentinel group or a Cluster,
+// where a failover is part of normal life.
+func (s StoreConfig) replicated() bool {
+	return s.Kind == "redis" && (s.Redis.MasterName != "" || len(s.Redis.Addrs) > 1)
+}
+
+// openAfter is store.open_after, or its default when empty: 2s, or
+// failoverOpenAfter with Sentinel or a Cluster (until useFailover puts
+// the deployment's own figure in).
+func (s StoreConfig) openAfter(p *conf.Problems) time.Duration {
+	if s.OpenAfter == "" {
+		if s.replicated() {
+			return failoverOpenAfter
+		}
+		return defaultOpenAfter
+	}
+	return p.Duration("store.open_after", s.OpenAfter, 0)
 }
 
 // roomsConfig is what Rooms runs on under these settings.

@@ -84,6 +84,7 @@ func TestChallenge_OnlyWorkBuysAPlace(t *testing.T) {
 // Real Chromium joins a room with a challenge without a click: the page
 // does the work, gets its ticket and shows its place.
 func TestBrowser_ChallengeWithoutAClick(t *testing.T) {
+	t.Parallel()
 	browser := startChromium(t)
 	_, srv := newSite(t)
 	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 100ms\n    challenge: pow\n    challenge_bits: 12\n    page: { refresh: 1s }"))

@@ -35,6 +35,7 @@ document.getElementById('enter').addEventListener('click', function () {
 // A button click queues, shows the overlay with a falling position, and
 // completes the API call once admitted, without a reload.
 func TestBrowser_SPAClient(t *testing.T) {
+	t.Parallel()
 	posts := make(chan string, 4)
 	up, pages := newUpstream(t)
 	_ = up

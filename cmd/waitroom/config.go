@@ -138,8 +138,13 @@ type StoreConfig struct {
 	OnError string `mapstructure:"on_error" yaml:"on_error" json:"on_error"`
 	// OpenAfter is how long every call to the store must have failed
 	// before on_error: open lets everyone through; the first answer closes
-	// it again. A single slow call is held as closed would. Default "2s";
-	// "0s" opens on the first failure.
+	// it again. A single slow call is held as closed would. Default "":
+	// "2s" on one Redis server (or the memory store); with Sentinel
+	// (master_name) or a Cluster (several addrs), the detection time the
+	// deployment reports at start (the sentinels' down-after-milliseconds,
+	// the nodes' cluster-node-timeout) plus 5s, at least "10s", so that a
+	// failover is held rather than opened (openafter.go); a smaller value
+	// is kept but warned about. "0s" opens on the first failure.
 	OpenAfter string `mapstructure:"open_after" yaml:"open_after" json:"open_after"`
 	// SessionCache is how long an instance trusts that a visitor the store
 	// found inside is still inside, answering that visitor's next requests
@@ -166,7 +171,7 @@ func DefaultConfig() Config {
 		Webhooks:        []webhook.Config{},
 		WebhookDelivery: webhook.DefaultDeliveryConfig(),
 		TLS:             TLSConfig{MinVersion: "1.2", ACME: ACMEConfig{Domains: []string{}}},
-		Store:           StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "2s", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
+		Store:           StoreConfig{Kind: "memory", OnError: string(waitroom.OutageClosed), OpenAfter: "", SessionCache: "1s", Redis: redisstore.DefaultConfig()},
 		Cookie:          waitroom.DefaultCookie(),
 		Bypass:          proxy.DefaultBypass(),
 	}

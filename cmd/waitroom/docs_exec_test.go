@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,9 +34,12 @@ import (
 //   - a fence without a language: output or prose, which must not hold a
 //     command (a command is labelled sh and run, or marked).
 //
-// A block this runner cannot run carries `<!-- not run: why -->` on the
-// line before it; they are counted and listed. Any other block, a Go or
-// Java excerpt say, fails, naming its file and line.
+// A block another test runs as its reader does (a redis.conf, say)
+// carries `<!-- run by: TestName (how) -->`: the runner checks that the
+// test exists in this package, and the test finds the block by that mark.
+// A block nobody runs carries `<!-- not run: why -->` on the line before
+// it; both are counted and listed. Any other block, a Go or Java excerpt
+// say, fails, naming its file and line.
 
 // docBlock is one fenced block of a doc.
 type docBlock struct {
@@ -44,8 +48,9 @@ type docBlock struct {
 	lang string
 	body string
 	// notRun is the reason of a "not run" mark, run the arguments of a
-	// "run" line, from the marks on the lines just before the fence.
-	notRun, run string
+	// "run" line, runBy the test a "run by" mark names, from the marks on
+	// the lines just before the fence.
+	notRun, run, runBy string
 	// expect are the answers other than 2xx the block documents, from
 	// `<!-- expect: STATUS PATH (why) -->` marks: the status, by path.
 	expect map[string]string
@@ -57,6 +62,7 @@ var (
 	fenceOpen  = regexp.MustCompile("^(\\s*)(```+)([A-Za-z0-9_+-]*)\\s*$")
 	notRunMark = regexp.MustCompile(`^<!--\s*not run:\s*(.+?)\s*-->$`)
 	runMark    = regexp.MustCompile(`^<!--\s*run:\s*(.+?)\s*-->$`)
+	runByMark  = regexp.MustCompile(`^<!--\s*run by:\s*(Test\w+)\s+\(.+\)\s*-->$`)
 	expectMark = regexp.MustCompile(`^<!--\s*expect:\s*([1-5][0-9][0-9])\s+(/\S*)\s+\(.+\)\s*-->$`)
 	anyMark    = regexp.MustCompile(`^<!--.*-->$`)
 )
@@ -106,6 +112,9 @@ func parseDocBlocks(file, text string) ([]docBlock, error) {
 			if mm := runMark.FindStringSubmatch(mark); mm != nil {
 				b.run = mm[1]
 			}
+			if mm := runByMark.FindStringSubmatch(mark); mm != nil {
+				b.runBy = mm[1]
+			}
 			if mm := expectMark.FindStringSubmatch(mark); mm != nil {
 				if b.expect == nil {
 					b.expect = map[string]string{}
@@ -132,6 +141,22 @@ func parseDocBlocks(file, text string) ([]docBlock, error) {
 	return out, nil
 }
 
+// docTestExists says whether a test function named name is declared in
+// this package's test files (the tests run in the package's directory).
+func docTestExists(name string) bool {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		return false
+	}
+	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(name) + `\(t \*testing\.T\) \{$`)
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && decl.Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
 // commandWords begin a line that is a command, not output ("$" is a
 // shell prompt).
 var commandWords = map[string]bool{"go": true, "curl": true, "make": true, "bin/waitroom": true, "waitroom": true,
@@ -139,10 +164,17 @@ var commandWords = map[string]bool{"go": true, "curl": true, "make": true, "bin/
 	"npm": true, "systemctl": true, "export": true, "openssl": true, "sudo": true, "$": true, "nginx": true}
 
 // classify says what the runner does with b: "config", "shell", "json",
-// "text", "skip", or an error naming why it cannot.
+// "text", "skip", "test" (another test runs it), or an error naming why
+// it cannot.
 func classify(b docBlock) (string, error) {
 	if b.notRun != "" {
 		return "skip", nil
+	}
+	if b.runBy != "" {
+		if !docTestExists(b.runBy) {
+			return "", fmt.Errorf("%s: the block is marked run by %s, which is no test of cmd/waitroom", b, b.runBy)
+		}
+		return "test", nil
 	}
 	switch b.lang {
 	case "yaml", "yml":
@@ -172,7 +204,7 @@ func TestDocs_Executed(t *testing.T) {
 	}
 	bin := buildDocsBinary(t)
 	counts := map[string]int{}
-	var skipped []string
+	var skipped, runBy []string
 	for _, file := range docFiles(t) {
 		text, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
@@ -193,6 +225,8 @@ func TestDocs_Executed(t *testing.T) {
 			switch kind {
 			case "skip":
 				skipped = append(skipped, fmt.Sprintf("%s: %s", b, b.notRun))
+			case "test":
+				runBy = append(runBy, fmt.Sprintf("%s: %s", b, b.runBy))
 			case "json":
 				var v any
 				if err := json.Unmarshal([]byte(b.body), &v); err != nil {
@@ -205,8 +239,9 @@ func TestDocs_Executed(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("docs blocks: %d configs checked, %d shell blocks run, %d JSON examples parsed, %d output/prose blocks, %d not run by mark:\n  %s",
-		counts["config"], counts["shell"], counts["json"], counts["text"], counts["skip"], strings.Join(skipped, "\n  "))
+	t.Logf("docs blocks: %d configs checked, %d shell blocks run, %d JSON examples parsed, %d output/prose blocks, %d run by another test:\n  %s\n%d not run by mark:\n  %s",
+		counts["config"], counts["shell"], counts["json"], counts["text"], counts["test"], strings.Join(runBy, "\n  "),
+		counts["skip"], strings.Join(skipped, "\n  "))
 	if counts["config"] == 0 || counts["shell"] == 0 {
 		t.Fatalf("the runner found nothing to run: %v", counts)
 	}
@@ -216,6 +251,16 @@ func TestDocs_Executed(t *testing.T) {
 // for the tests of this file.
 func buildDocsBinary(t *testing.T) string {
 	t.Helper()
+	path, err := docsBinaryPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// docsBinaryPath builds the binary once and says where it is; a test may
+// call it in a goroutine to build while it starts other things.
+func docsBinaryPath() (string, error) {
 	docsBinary.once.Do(func() {
 		dir, err := os.MkdirTemp("", "waitroom-docs-")
 		if err != nil {
@@ -228,10 +273,7 @@ func buildDocsBinary(t *testing.T) string {
 			docsBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
-	if docsBinary.err != nil {
-		t.Fatal(docsBinary.err)
-	}
-	return docsBinary.path
+	return docsBinary.path, docsBinary.err
 }
 
 var docsBinary struct {
@@ -272,26 +314,9 @@ func runDocConfig(t *testing.T, bin string, b docBlock) {
 }
 
 func checkDocConfig(bin, dir string, b docBlock) error {
-	var snippet map[string]any
-	if err := yaml.Unmarshal([]byte(b.body), &snippet); err != nil {
-		return fmt.Errorf("%s: not YAML: %v", b, err)
-	}
-	file := []byte(b.body)
-	_, hasUp := snippet["upstreams"]
-	_, hasRoutes := snippet["routes"]
-	if !hasUp || !hasRoutes {
-		var base map[string]any
-		if err := yaml.Unmarshal([]byte(docBase), &base); err != nil {
-			return err
-		}
-		merged := mergeYAML(base, snippet)
-		if rs, ok := snippet["routes"].([]any); ok {
-			merged["routes"] = append(rs, base["routes"].([]any)...)
-		}
-		var err error
-		if file, err = yaml.Marshal(merged); err != nil {
-			return err
-		}
+	file, err := docConfigFile(b)
+	if err != nil {
+		return err
 	}
 	path := filepath.Join(dir, "doc.yaml")
 	if err := os.WriteFile(path, file, 0o600); err != nil {
@@ -303,6 +328,33 @@ func checkDocConfig(bin, dir string, b docBlock) error {
 		return fmt.Errorf("%s: `waitroom check` refuses the block: %v\n%s\nthe file checked:\n%s", b, err, out, file)
 	}
 	return nil
+}
+
+// docConfigFile is the file a YAML block stands for: the block itself
+// when it has upstreams and routes, else the block merged into docBase.
+func docConfigFile(b docBlock) ([]byte, error) {
+	var snippet map[string]any
+	if err := yaml.Unmarshal([]byte(b.body), &snippet); err != nil {
+		return nil, fmt.Errorf("%s: not YAML: %v", b, err)
+	}
+	file := []byte(b.body)
+	_, hasUp := snippet["upstreams"]
+	_, hasRoutes := snippet["routes"]
+	if !hasUp || !hasRoutes {
+		var base map[string]any
+		if err := yaml.Unmarshal([]byte(docBase), &base); err != nil {
+			return nil, err
+		}
+		merged := mergeYAML(base, snippet)
+		if rs, ok := snippet["routes"].([]any); ok {
+			merged["routes"] = append(rs, base["routes"].([]any)...)
+		}
+		var err error
+		if file, err = yaml.Marshal(merged); err != nil {
+			return nil, err
+		}
+	}
+	return file, nil
 }
 
 // mergeYAML lays over on base: maps merge, anything else is replaced.
@@ -353,6 +405,8 @@ func TestDocs_RunnerRefuses(t *testing.T) {
 
 // TestMain removes the binary buildDocsBinary built, if any.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	defaultParallel()
 	code := m.Run()
 	if docsBinary.path != "" {
 		_ = os.RemoveAll(filepath.Dir(docsBinary.path))
@@ -380,5 +434,24 @@ func TestDocs_RunnerMarks(t *testing.T) {
 		if _, err := classify(b); err == nil {
 			t.Errorf("%s: %q is not taken for a command", b, b.body)
 		}
+	}
+
+	// A "run by" mark hands a block to the test it names, which must
+	// exist, and says how in parentheses; without them it is no mark.
+	doc = "<!-- run by: TestDocs_RedisConf (redis-server with these lines) -->\n```conf\nport 1\n```\n\n" +
+		"<!-- run by: TestDocs_NoSuchTest (nothing) -->\n```conf\nport 1\n```\n\n" +
+		"<!-- run by: TestDocs_RedisConf -->\n```conf\nport 1\n```\n"
+	blocks, err = parseDocBlocks("t.md", doc)
+	if err != nil || len(blocks) != 3 {
+		t.Fatalf("blocks: %v %+v", err, blocks)
+	}
+	if kind, err := classify(blocks[0]); kind != "test" || err != nil || blocks[0].runBy != "TestDocs_RedisConf" {
+		t.Errorf("a block run by a test: %q %v %+v", kind, err, blocks[0])
+	}
+	if _, err := classify(blocks[1]); err == nil || !strings.Contains(err.Error(), "t.md:7") || !strings.Contains(err.Error(), "TestDocs_NoSuchTest") {
+		t.Errorf("a block run by a test that does not exist: %v", err)
+	}
+	if _, err := classify(blocks[2]); err == nil || !strings.Contains(err.Error(), "cannot run a conf block") {
+		t.Errorf("a run by mark that does not say how: %v", err)
 	}
 }

@@ -58,6 +58,7 @@ func parallelStores(t *testing.T, fn func(t *testing.T, addr string)) {
 // /48 (their /48's ceiling, BlockFactor times, stands above that); past
 // it, 429 with Retry-After and no number.
 func TestFarm_AMinuteAgainstTheCeiling(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		clients []string
@@ -236,6 +237,7 @@ func (h *honest) join(bases []string, within time.Duration) (time.Duration, erro
 // first requests that never come back; the line holds the honest ones
 // only, and nobody the flood sent.
 func TestFlood_NeighbourGetsAPlace(t *testing.T) {
+	t.Parallel()
 	for _, pow := range []bool{false, true} {
 		t.Run(map[bool]string{false: "plain", true: "pow"}[pow], func(t *testing.T) {
 			t.Parallel()

@@ -61,6 +61,7 @@ func roomsInService(t *testing.T, apps []*App) int {
 // gateway, all get their places, and a twenty-first is "full": exactly
 // the real ones count.
 func TestTemplate_JunkFillsNoRoom(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name      string
 		instances int

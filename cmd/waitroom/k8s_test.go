@@ -174,6 +174,7 @@ func (p *pod) url(t *testing.T, port any, path string) string {
 // they name, serves a visitor through Redis, and on SIGTERM keeps serving
 // with /readyz at 503 for server.shutdown_delay, then exits 0.
 func TestKube_DeploymentRunsAsShipped(t *testing.T) {
+	t.Parallel()
 	docs := k8sDocs(t)
 	p := newPod(t, docs)
 	bin := buildBinary(t, p.root)

@@ -63,6 +63,7 @@ func TestLeave_FormIsSentOnToAGetPage(t *testing.T) {
 // In Chromium, the waiting page's leave button ends on the GET page, and
 // reloading that page keeps a place taken since.
 func TestBrowser_LeaveButtonEndsOnAGet(t *testing.T) {
+	t.Parallel()
 	browser := startChromium(t)
 	_, srv := newUpstream(t)
 	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 0\n    tick: 50ms"))

@@ -12,6 +12,11 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -138,8 +143,22 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: configuration OK\n\n", path)
-	return writeRedacted(stdout, cfg.Config)
+	// As a gateway would start: ask the sentinels or the Cluster how long
+	// a failover takes (bounded; a check that cannot reach them still
+	// passes, and says so in its warnings).
+	// go-redis's own log of the refused dials would repeat the warning.
+	redis.SetLogger(redisLog{zap.NewNop()})
+	cfg.useFailover(learnFailover(cfg.Store))
+	fmt.Fprintf(stdout, "%s: configuration OK\n", path)
+	fmt.Fprintf(stdout, "store.open_after: %s (%s)\n", conf.Short(cfg.openAfter), cfg.openAfterSource())
+	for _, w := range cfg.warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	fmt.Fprintln(stdout)
+	// The configuration as it runs: the effective open_after, not "".
+	printed := *cfg.Config
+	printed.Store.OpenAfter = conf.Short(cfg.openAfter)
+	return writeRedacted(stdout, &printed)
 }
 
 func buildVersion() string {

@@ -74,6 +74,7 @@ func newPassSite(t *testing.T) (*passSite, string) {
 // pass is for one room and one site; after a key rotation a pass signed
 // with the old key verifies while the old key is published.
 func TestPass_MadeByTheGatewayVerifiedEverywhere(t *testing.T) {
+	t.Parallel()
 	site, url := newPassSite(t)
 	dir := t.TempDir()
 	oldKey, newKey := filepath.Join(dir, "old.pem"), filepath.Join(dir, "new.pem")

@@ -107,6 +107,9 @@ func (a *App) reload(why string) (string, error) {
 		log.Warn("these changes need a restart and were not applied; the rest was", zap.Strings("keys", restart))
 		cfg.keepRunning(old.cfg)
 	}
+	// The store is the one started with (a change to it needs a restart),
+	// so is its failover figure.
+	cfg.useFailover(a.failover)
 	if _, err := a.serve(cfg, a.defs, a.defsVersion); err != nil {
 		a.metrics.Reload("error")
 		a.refused = true
@@ -139,10 +142,11 @@ func needsRestart(old, cur *Config) []string {
 	if old.Listen != cur.Listen {
 		keys = append(keys, "listen")
 	}
-	// on_error and session_cache are read when a runtime is built: a
-	// reload applies them.
+	// on_error, open_after and session_cache are read when a runtime is
+	// built: a reload applies them.
 	was, is := old.Store, cur.Store
 	was.OnError, was.SessionCache, is.OnError, is.SessionCache = "", "", "", ""
+	was.OpenAfter, is.OpenAfter = "", ""
 	if !reflect.DeepEqual(was, is) {
 		keys = append(keys, "store")
 	}
@@ -167,17 +171,18 @@ func needsRestart(old, cur *Config) []string {
 }
 
 // keepRunning puts back what only a restart can change, so the settings in
-// service say what runs: the listeners, the store (but for on_error and
-// session_cache, which a reload applies), the server and the log.
+// service say what runs: the listeners, the store (but for on_error,
+// open_after and session_cache, which a reload applies), the server and
+// the log.
 func (s *Settings) keepRunning(old *Settings) {
 	c := *s.Config
 	admin := c.Admin
 	c.Listen, c.Admin, c.Server, c.Log, c.TLS = old.Listen, old.Admin, old.Server, old.Log, old.TLS
 	c.Admin.Token, c.Admin.TokenFile = admin.Token, admin.TokenFile
 	c.Admin.ReleaseToken, c.Admin.ReleaseTokenFile = admin.ReleaseToken, admin.ReleaseTokenFile
-	onError, cache := c.Store.OnError, c.Store.SessionCache
+	onError, openAfter, cache := c.Store.OnError, c.Store.OpenAfter, c.Store.SessionCache
 	c.Store = old.Store
-	c.Store.OnError, c.Store.SessionCache = onError, cache
+	c.Store.OnError, c.Store.OpenAfter, c.Store.SessionCache = onError, openAfter, cache
 	s.Config, s.server, s.trusted, s.tls = &c, old.server, old.trusted, old.tls
 	s.forwarders = old.forwarders
 }

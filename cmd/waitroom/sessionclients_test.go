@@ -17,6 +17,7 @@ import (
 // then to another network is served at every step, and a copy used beside
 // it is refused.
 func TestSession_OneTicketServesOnePerson(t *testing.T) {
+	t.Parallel()
 	stores(t, func(t *testing.T, _ *redistest.Server, addr string) {
 		up, site := newUpstream(t)
 		room := "    max_active: 5\n    session_clients: 1\n    abandon_after: 2s\n    tick: 50ms\n    page: { refresh: 1s, refresh_max: 1s }"

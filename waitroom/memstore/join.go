@@ -122,7 +122,14 @@ func (r *room) place(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (wa
 	if v.Challenge != "" {
 		return r.solve(now, lim, v)
 	}
-	if now.Sub(v.Issued) > lim.PlacementWindow() || !r.win.placeable(t) {
+	// A number the last repair skipped may have been handed out by the
+	// store that lost it: placed by number, once (see learn).
+	gap := false
+	if _, again := r.restored[v.ID]; r.mend > 0 && t <= r.mend && t > r.skip && !again {
+		r.restored[v.ID] = struct{}{}
+		gap = true
+	}
+	if now.Sub(v.Issued) > lim.PlacementWindow() || !(gap || r.win.placeable(t)) {
 		return waitroom.Decision{}, false
 	}
 	if ok, retry, recent := r.charge(now, lim, v, 1, true); !ok {
@@ -196,17 +203,22 @@ func (r *room) seat(now time.Time, lim waitroom.Limits, v waitroom.Visitor, t in
 // goes back inside only while a slot is free (it counts like anyone
 // inside), else to its place at the front of the line. The first restore
 // starts the recovery grace. ok is false when the ticket buys nothing.
-func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor) (waitroom.Decision, bool) {
+//
+// After a repair (learn) the same holds for a ticket of this incarnation
+// up to the repair's counter whose place or session is gone, the loss
+// being the repair (full false): the hold the repair began stands in for
+// the grace.
+func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor, loss time.Time, full bool) (waitroom.Decision, bool) {
 	if _, again := r.restored[v.ID]; again {
 		return waitroom.Decision{}, false
 	}
 	inside := v.Until.After(now)
-	loss := time.UnixMicro(r.seed)
 	if !inside && lim.AbandonAfter > 0 && v.Seen.Before(loss.Add(-lim.AbandonAfter)) {
 		return waitroom.Decision{}, false // a hoarded ticket, long unseen
 	}
 	r.restored[v.ID] = struct{}{}
-	started := r.graceUntil.IsZero() && lim.RecoveryGrace > 0
+	r.win.use(v.Ticket) // no longer pending: it is placed or inside
+	started := full && r.graceUntil.IsZero() && lim.RecoveryGrace > 0
 	if started {
 		r.graceUntil = now.Add(lim.RecoveryGrace)
 	}
@@ -320,5 +332,52 @@ func (r *room) pruneMarks(now time.Time, lim waitroom.Limits) {
 		if x := r.active.get(visitor); x == nil || !x.until.After(now) {
 			delete(r.sockets, visitor)
 		}
+	}
+}
+
+// What a repair does (redisstore's mend): the counter moves repairJump
+// past the highest ticket known, and for repairHold (at most the recovery
+// grace) nobody new goes in.
+const (
+	repairJump = 1024
+	repairHold = time.Second
+	mendMax    = 1 << 20
+)
+
+// learn is the repair of a store that lost its last writes, which a
+// memory store never does but a caller may still tell it of: a ticket of
+// this incarnation above the counter, or v.Known above it, moves the
+// counter repairJump past it (ticket: the one the store holds for a
+// visitor in line, else the one its cookie carries); the numbers skipped after the highest known
+// count for nobody (a holder brought back is placed by number, once: see
+// place), those up to it stay pending; tickets up to the new counter
+// whose place or session is gone are put back (restore); nobody new goes
+// in for repairHold. A room whose caller knows tickets older than its data
+// (known below the seed) lost it: the recovery grace starts at once.
+func (r *room) learn(now time.Time, lim waitroom.Limits, known, ticket int64) {
+	if known > 0 && known < r.seed && lim.RecoveryGrace > 0 && r.graceUntil.IsZero() {
+		r.graceUntil = now.Add(lim.RecoveryGrace)
+		r.started = true
+	}
+	// A number more than mendMax past the counter is no lost join but a
+	// ticket of another store sealed with the same keys: it moves nothing.
+	hi := int64(0)
+	for _, n := range [...]int64{known, ticket} {
+		if n > hi && n >= r.seed && n-r.seq <= mendMax {
+			hi = n
+		}
+	}
+	if hi <= r.seq {
+		return
+	}
+	to := hi + repairJump
+	for t := hi + 1; t <= to; t++ {
+		r.win.use(t)
+	}
+	r.seq, r.mend, r.skip, r.lost = to, to, hi, now
+	r.totals.Repairs++
+	r.repaired = true
+	if hold := now.Add(min(repairHold, lim.RecoveryGrace)); hold.After(r.graceUntil) {
+		r.graceUntil = hold
 	}
 }

@@ -33,6 +33,12 @@ type room struct {
 	// this incarnation starts it, and never restarted after that, so a late
 	// straggler with an old ticket cannot hold newcomers back again.
 	graceUntil time.Time
+	// mend, lost and skip are the last repair's (learn): the counter it
+	// set, when, and the highest ticket known then; started and repaired
+	// what the current Decide's learn did.
+	mend, skip        int64
+	lost              time.Time
+	started, repaired bool
 
 	bucket bucket
 	minute minute
@@ -107,7 +113,10 @@ func (r *room) expire(now time.Time) int {
 }
 
 func (r *room) decide(now time.Time, lim waitroom.Limits, v waitroom.Visitor, join waitroom.Join) waitroom.Decision {
+	r.started, r.repaired = false, false
 	d := r.decideFor(now, lim, v, join)
+	d.GraceStarted = d.GraceStarted || r.started
+	d.Repaired = r.repaired
 	if d.Joined && d.State == waitroom.StateAdmitted {
 		if s := r.active.get(v.ID); s != nil {
 			s.use(now, lim, v.Client) // an admission at once: its first client
@@ -122,11 +131,17 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		return r.inside(s, now, lim, v)
 	}
 	if w := r.waiting[v.ID]; w != nil {
+		r.learn(now, lim, v.Known, w.ticket) // its ticket is the store's, not the cookie's word
 		r.seen.touch(w, now)
 		return r.waitingDecision(w, false)
 	}
+	r.learn(now, lim, v.Known, v.Ticket)
 	if v.Ticket > 0 && v.Ticket < r.seed {
-		if d, ok := r.restore(now, lim, v); ok {
+		if d, ok := r.restore(now, lim, v, time.UnixMicro(r.seed), true); ok {
+			return d
+		}
+	} else if r.mend > 0 && v.Ticket > 0 && v.Ticket <= r.mend && lostBy(now, lim, v, r.lost) {
+		if d, ok := r.restore(now, lim, v, r.lost, false); ok {
 			return d
 		}
 	} else if (v.Ticket > 0 || v.Challenge != "") && !v.Placed {
@@ -145,6 +160,25 @@ func (r *room) decideFor(now time.Time, lim waitroom.Limits, v waitroom.Visitor,
 		return r.number(now, lim, v)
 	}
 	return waitroom.Decision{}
+}
+
+// lostBy tells whether the repair at lost could have lost v's session or
+// place: only the last waitroom.LossWindow of writes can be lost, so the
+// cookie must be sealed before the repair (give or take SealSkew) and its admission begun
+// (Visitor.Entered), or its place possibly written (issued within the
+// placement window), at most LossWindow before it; a place also comes
+// back only within AbandonAfter of the repair. Any other ended on a
+// replica (released, left, revoked): a copy of its cookie gets nothing.
+func lostBy(now time.Time, lim waitroom.Limits, v waitroom.Visitor, lost time.Time) bool {
+	if v.Seen.After(lost.Add(waitroom.SealSkew)) {
+		return false
+	}
+	since := lost.Add(-waitroom.LossWindow)
+	if v.Until.After(now) {
+		return !v.Entered.Before(since)
+	}
+	return v.Placed && !v.Issued.Before(since.Add(-lim.PlacementWindow())) &&
+		(lim.AbandonAfter <= 0 || !now.After(lost.Add(lim.AbandonAfter)))
 }
 
 // inside answers an admitted visitor: its session slides forward, at most
@@ -296,6 +330,9 @@ func (r *room) pass(now time.Time, lim waitroom.Limits, n int, bucket bool) wait
 		r.drop(w)
 		r.admit(w.id, w.ticket, now, firstSession(lim))
 		a.Admitted++
+		if !lim.Random {
+			a.Highest = max(a.Highest, w.ticket) // as redisstore's; never lost here, so never a hint
+		}
 	}
 	return a
 }
@@ -327,6 +364,12 @@ func (r *room) release(now time.Time, id string) bool {
 	r.expire(now)
 	if s := r.active.get(id); s != nil {
 		r.active.remove(s)
+		if r.mend > 0 {
+			// Ended after a repair: a copy of its cookie sealed before the
+			// repair would pass for a session the failover lost (lostBy),
+			// so it counts as put back already.
+			r.restored[id] = struct{}{}
+		}
 	} else if w := r.waiting[id]; w != nil {
 		r.drop(w)
 		r.totals.Left++

@@ -10,7 +10,7 @@ var (
 	templateReasons  = [...]string{"create", "rooms"} // a template's own: rooms it would not make
 	sessionReasons   = [...]string{"shared", "session_max", "sockets"}
 	challengeResults = [...]string{"issued", "ok"}
-	restoreKinds     = [...]string{"waiting", "inside"}
+	restoreKinds     = [...]string{"waiting", "inside", "release"}
 	webhookEvents    = [...]webhook.EventType{webhook.QueueStarted, webhook.QueueDrained, webhook.RoomModeChanged,
 		webhook.RoomClosed, webhook.VisitorAdmitted}
 	webhookResults = [...]webhook.Result{webhook.ResultSent, webhook.ResultRetried, webhook.ResultFailedStatus,

@@ -31,7 +31,8 @@
 //	waitroom_session_refusals_total{room,reason}      counter   reason: shared, session_max
 //	waitroom_challenges_total{room,result}            counter   result: issued, ok, malformed, bad_mac, wrong_room,
 //	                                                            wrong_network, expired, not_enough_work, spent
-//	waitroom_restores_total{room,kind}                counter   kind: waiting, inside (after a data loss)
+//	waitroom_restores_total{room,kind}                counter   kind: waiting, inside (after a data loss or a failover),
+//	                                                            release (a release a failover lost, applied again)
 //	waitroom_template_rooms{room}                     gauge     rooms a template fills on this instance
 //	waitroom_wait_seconds{room}                       histogram from a ticket's issue to its admission (0: in at once)
 //	waitroom_session_seconds{room}                    histogram time inside of sessions a release ended
@@ -45,7 +46,12 @@
 //
 //	waitroom_config_reloads_total{result}             counter   result: ok, error, unchanged
 //	waitroom_store_outages_total                      counter   times the store went from up to down
+//	waitroom_store_failovers_total                    counter   failovers noticed: the store lost its last writes, rooms repaired
 //	waitroom_store_up                                 gauge     1 while the store answers
+//	waitroom_store_errors_total{kind}                 counter   failed calls by kind (Redis): unreachable, readonly,
+//	                                                            masterdown, loading, clusterdown, tryagain, noreplicas,
+//	                                                            oom, busy, other
+//	waitroom_store_wait_shortfalls_total              counter   WAITs that timed out short of wait_replicas (Redis)
 //	waitroom_conns_refused_total                      counter   connections closed for server.max_conns_per_client
 //	waitroom_webhooks_total{event,result}             counter   webhook deliveries: sent, retried, dropped, ...
 //

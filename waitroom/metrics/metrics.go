@@ -43,11 +43,13 @@ type Metrics struct {
 	challenges   *prometheus.CounterVec   // room, result
 	restores     *prometheus.CounterVec   // room, kind
 	outages      prometheus.Counter
+	failovers    prometheus.Counter
 	storeUp      prometheus.Gauge
 	connsRefused prometheus.Counter
 	// templateRooms is per template, one series each however many events.
 	templateRooms *prometheus.GaugeVec
 	webhooks      *prometheus.CounterVec // event, result
+	storeErrs     storeErrors            // kind (storeerrors.go)
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
 	auto            autopilotSeries
@@ -72,7 +74,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.admissions, m.abandonments, m.expiries, m.releases,
 		m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms, m.waits, m.sessions,
-		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.storeUp, m.connsRefused, m.webhooks,
+		m.rejections, m.upstream, m.store, m.reloads, m.outages, m.failovers, m.storeUp, m.connsRefused, m.webhooks,
 	)
 	m.reg.MustRegister(m.defineLifecycle()...)
 	m.reg.MustRegister(m.defineAutopilot()...)
@@ -125,7 +127,7 @@ func (m *Metrics) defineRooms() {
 	m.challenges = counterVec("waitroom_challenges_total",
 		"Proofs of work issued and checked, by result (issued, ok, or why one was refused).", "room", "result")
 	m.restores = counterVec("waitroom_restores_total",
-		"Places and sessions put back after the store lost its data, by kind (waiting, inside).", "room", "kind")
+		"Places and sessions put back after the store lost its data (all of it, or the last writes in a failover), and releases it had lost applied again, by kind (waiting, inside, release).", "room", "kind")
 }
 
 // defineEdges creates the series of what surrounds the rooms: tickets,
@@ -155,6 +157,10 @@ func (m *Metrics) defineEdges() {
 	m.outages = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "waitroom_store_outages_total",
 		Help: "Times the store stopped answering.",
+	})
+	m.failovers = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "waitroom_store_failovers_total",
+		Help: "Failovers this instance noticed: the store had lost its last writes and repaired the rooms (one count for the rooms repaired within 30s).",
 	})
 	m.storeUp = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "waitroom_store_up",

@@ -171,6 +171,14 @@ func (m *Metrics) Outage() {
 	m.outages.Inc()
 }
 
+// Failover counts a failover this instance noticed (waitroom.Observer).
+func (m *Metrics) Failover() {
+	if m == nil {
+		return
+	}
+	m.failovers.Inc()
+}
+
 // StoreUp sets waitroom_store_up to 1 when up, else 0.
 func (m *Metrics) StoreUp(up bool) {
 	if m == nil {

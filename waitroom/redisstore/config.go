@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -57,6 +58,17 @@ type Config struct {
 	// may evict keys: an evicted line loses places silently. Default false:
 	// such a Redis is a loud warning at start and in /readyz.
 	RequireNoEviction bool `mapstructure:"require_noeviction" yaml:"require_noeviction" json:"require_noeviction"`
+	// WaitReplicas is how many replicas must hold a write tickets cannot
+	// rebuild (an admission batch, a release, an override, a room put or
+	// deleted through the API) before the call returns: WAIT on the
+	// write's connection, asking for at most the replicas the master has
+	// connected (read with ROLE every few seconds), so a Redis without
+	// replicas never waits. 0: no WAIT. Default 1 (see durable.go).
+	WaitReplicas int `mapstructure:"wait_replicas" yaml:"wait_replicas" json:"wait_replicas"`
+	// WaitTimeout bounds that WAIT; when it runs out with fewer replicas
+	// the write stands, and the shortfall is counted and logged. At most
+	// half of read_timeout. Default "50ms".
+	WaitTimeout string `mapstructure:"wait_timeout" yaml:"wait_timeout" json:"wait_timeout"`
 }
 
 // DefaultConfig is a local Redis with short timeouts.
@@ -65,6 +77,7 @@ func DefaultConfig() Config {
 		Addrs:       []string{"127.0.0.1:6379"},
 		KeyPrefix:   DefaultKeyPrefix,
 		DialTimeout: "1s", ReadTimeout: "500ms", WriteTimeout: "500ms",
+		WaitReplicas: DefaultWaitReplicas, WaitTimeout: DefaultWaitTimeout,
 	}
 }
 
@@ -72,18 +85,32 @@ func DefaultConfig() Config {
 // relative to the section. It changes nothing.
 func (c Config) Validate() error {
 	_, err := c.options()
-	return err
+	var p conf.Problems
+	c.waitSettings(&p)
+	return errors.Join(err, p.Err())
 }
 
 // NewClient connects as the config says: one address is a single server,
 // several a cluster, and master_name makes them Sentinels. The caller owns
 // the client.
+//
+// The client never sends a script twice for one call (onceHook, retry.go),
+// and a Cluster client reloads its slot map when a node stops answering,
+// so a promoted replica is used within moments (topologyHook, topology.go).
 func NewClient(c Config) (redis.UniversalClient, error) {
 	opts, err := c.options()
 	if err != nil {
 		return nil, fmt.Errorf("store.redis: %w", err)
 	}
-	return redis.NewUniversalClient(opts), nil
+	client := redis.NewUniversalClient(opts)
+	// The first hook added is the outermost: onceHook's resend comes after
+	// the topology hook has asked for a new slot map, so it may already go
+	// to the promoted replica.
+	client.AddHook(onceHook{})
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		cc.AddHook(newTopologyHook(cc))
+	}
+	return client, nil
 }
 
 // options checks the config and turns it into go-redis options.
@@ -119,7 +146,8 @@ func (c Config) options() (*redis.UniversalOptions, error) {
 		ContextTimeoutEnabled: true,
 		// One retry (a pooled connection may have died with a restarted
 		// Redis) and one dial per attempt: the defaults (3 retries of 5
-		// dials) would hold a visitor for many timeouts.
+		// dials) would hold a visitor for many timeouts. Scripts are never
+		// resent once they may have run, whatever this says (onceHook).
 		MaxRetries: 1, DialerRetries: 1,
 	}
 	if c.TLS {

@@ -140,7 +140,7 @@ func (s *Store) define(ctx context.Context, op int, name string, body []byte) (i
 		args = append(args, body) // a delete's body: the one it removes only
 	}
 	var r [2]int64
-	if err := s.runKeys(ctx, definitionScript, []string{s.defsKey()}, args, r[:]); err != nil {
+	if err := s.runKeysDurable(ctx, definitionScript, []string{s.defsKey()}, args, r[:]); err != nil {
 		return 0, err
 	}
 	switch r[0] {

@@ -21,7 +21,10 @@
 // configurable), so a room sits in one Cluster slot:
 //
 //	{wr:R}:meta      hash        seq (last ticket), seed, base and sweep (see seen), grace (end of the
-//	                             recovery grace), ttl (the data keys' lifetime, for release.lua)
+//	                             recovery grace), ttl (the data keys' lifetime, for release.lua),
+//	                             replid (the master that served the room), adm (the highest ticket
+//	                             admitted, FIFO rooms), and the last repair's mend, lost, skip and
+//	                             the count repairs (see Repairs)
 //	{wr:R}:queue     sorted set  visitor id by ticket number: the line; ZRANK is the position
 //	{wr:R}:seen      string      last poll of each waiting visitor of this incarnation, 7 bytes at
 //	                             offset 7 × (ticket - base): microseconds, big-endian, 0 = none
@@ -79,6 +82,124 @@
 // visitor whose ticket is older than the seed is put back at that ticket's
 // place, once (the restored set); the first such return starts the
 // recovery grace (waitroom.Limits.RecoveryGrace).
+//
+// A room whose data is gone while a gateway knows it had tickets
+// (waitroom.Visitor.Known: the highest ticket the gateway saw lately,
+// its ticks' Stats.Epoch among them, below the new seed) lost it:
+// decide.lua starts the recovery grace on that call, before anyone is let
+// in at once. Otherwise a newcomer could take the slot of an admitted visitor
+// that a gateway still serves on its ticket's word (store.on_error) or
+// from its session cache, which the store, empty, cannot know: with
+// max_active 1 both were inside, in either order of arrival.
+//
+// # Repairs
+//
+// A failover loses writes while the room stays: Redis replicates
+// asynchronously, so the replica promoted lacks the last writes of its
+// master (joins, placements, admissions, releases), while the seed and
+// everything older are there. The store finds it three ways, each in the
+// script that then repairs, atomically:
+//
+//   - the counter is behind a ticket: a waiting visitor's poll finds its
+//     ticket above seq (the hot path reads seq already), a ticket brought
+//     back is above it, or the gateway's Visitor.Known is (an argument:
+//     no command);
+//   - the master changed: K_META's replid is not the server's
+//     master_replid (INFO replication, about 2.5µs of Redis, measured with
+//     INFO commandstats: 2.44µs a call against TIME's 0.20). admit.lua
+//     asks once a tick, before anything moves; decide.lua asks only where
+//     it matters and is rare: a ticket whose place or session the store
+//     should hold and does not, and a newcomer about to be let in at once
+//     (a free slot may be a lost session). The hot paths ask nothing;
+//   - admissions lost: in a room that admits from the head (not Random),
+//     every ticket up to the highest admitted went in or was dropped, and
+//     each admission writes that high-water mark (adm) in the same script.
+//     A gateway's Visitor.KnownAdmitted above adm (the highest ticket its
+//     ticks admitted, Admitted.Highest, or an admitted ticket it served;
+//     an argument, read with the hot path's HMGET) means the admissions
+//     above adm were lost: their visitors are still in line, at its head,
+//     and every position behind would grow by their number;
+//   - (outside the store) a gateway that notices a repair in Stats.Repairs
+//     drops its session cache for the room and applies again the releases
+//     it passed on in the last 30 seconds (waitroom/repair.go).
+//
+// mend (common.lua) then treats the gap like the full loss: the counter
+// moves 1024 past the highest ticket known (hi), so no number is handed
+// out twice again; the tickets from the old counter to hi were handed out
+// and stay pending, so the places behind count them and no position grows
+// when their holders come back; the 1024 after hi are marked used in
+// K_PLACED (128 bytes, one SETRANGE), since only gateways that have not
+// spoken yet could hold one, and one brought back is placed by number,
+// once. A jump as large as the time since the seed (re-seeding from the
+// clock, as a full loss does) would make K_SEEN, 7 bytes a ticket from the
+// line's head, and K_PLACED, a bit a ticket, span millions of dead
+// entries, megabytes, until the line moved past them; 1024 costs 7KB and
+// 128 bytes at most. A number more than MEND_MAX (2^20) past the counter
+// moves nothing, nor one more than MEND_MAX past the counter the first
+// repair under the same master found (mbase, kept with the replid): the
+// repairs of one replication id move the counter at most 2^20 plus a jump
+// each, 7MB of K_SEEN and 128KB of K_PLACED per failover (a holder of the
+// cookie keys minting tickets cannot grow them further). mend records the counter (mend), the time (lost) and
+// the server's replid, counts the repair (repairs, read by Stats), and
+// holds admissions for a second (at most the recovery grace): the grace's
+// rule (nobody in at once, ticks let in only tickets older than the seed)
+// runs that long, so the admitted visitors whose sessions were lost find
+// their slots. Then, once per visitor (K_RESTORED), a ticket up to mend
+// that the store does not hold is put back as after a full loss: inside
+// while a slot is free if its admission still runs, else at its number
+// in line; a place only within abandon_after of the repair, and only for
+// a ticket seen within abandon_after before it. A failover loses only the
+// last waitroom.LossWindow (30 s) of writes, so the cookie must be sealed
+// before the repair (waitroom.SealSkew for the gateway's clock) and its
+// admission must have begun (Visitor.Entered), or its ticket been issued
+// within the placement window, at most LossWindow before it: any older
+// session or place was on a replica, and its end (a release, a leave, a
+// revocation) was not lost, so a copy of its cookie gets nothing.
+// release.lua adds a session it ends after a repair to K_RESTORED (for
+// the room's data lifetime), so a copy sealed before the repair gets
+// nothing either.
+//
+// readmit (common.lua) puts lost admissions back at once, on the first
+// tick or poll that carries a KnownAdmitted above adm: the visitors in
+// line above adm and at or below it go into the active set with a tick's
+// first session (short until used), and adm moves to it. They were
+// inside, so counting them is what keeps max_active true: left out, each
+// would let the new master admit one more while they are on the site. If
+// slots were reused inside the lost window (a release or expiry lost too;
+// the gateways' replay of releases fixes the first) they may exceed
+// max_active for a moment; they go in all the same, since they really are
+// inside, and nobody new goes in until the count drops below. The one
+// kind in that range that was not inside is a pending ticket placed late
+// by number within the lost window: it stood at the head, next in, so it
+// goes in a tick early and nobody is overtaken. A call moves at most
+// max_active + BATCH visitors: the lost admissions still inside hold at
+// most max_active slots and one tick admits at most BATCH, so more can
+// only be admissions whose sessions ended within the window; any left
+// past the cap are moved by the next call (adm stops at the last moved).
+// A room with no adm (none admitted yet on this master, or data from
+// before adm) repairs nothing this way. A gateway that finds a repair in
+// a tick's Stats also stops answering polls from anchors minted before it
+// (waitroom/anchored.go): those were minted against progress the new
+// master lost, and would show positions grown by the lost admissions.
+//
+// The window between the promotion and the detection: until the new
+// master's first tick (a tick of any gateway), or the first request that
+// meets a ticket above the counter, a lost place or session, or a free
+// slot, nothing is repaired. Inside it, a number may be handed out twice
+// (to a newcomer through a gateway that saw none of the lost ones), and
+// the visitor holding the other copy then shares its place; both are in
+// line, and once the repair runs every later number is past both. The
+// hot paths of visitors whose data survived answer as before. Ticks
+// admit nobody on a new master before mend: the check is the tick's first
+// step. So max_active holds through a failover, with no allowance: a lost
+// admission's holder finds its slot taken only by someone who entered
+// before the switch, and goes to the front of the line at its number.
+// A release lost stays lost to the store until a gateway applies it
+// again (the 30 seconds it keeps them cover the lag and the switch), or
+// its session runs out. Another replid is not always a failover: a master
+// whose first replica attaches, one that kept no backlog, or a restart
+// from its files takes a new one too; each then costs a repair (a jump
+// of 1024 numbers and a second's hold), which is cheap.
 //
 // Keys expire when a room is no longer used: the counter and the restored
 // set a month after the last tick (they must outlive any ticket that may
@@ -143,6 +264,33 @@
 // (3.5MB at a million, about 6ms more), so that work is bounded per
 // admitted visitor, not per tick. Override is one HGETALL of a few fields.
 // Stats is a read-only script, and works when Redis refuses writes.
+//
+// # Failover
+//
+// The client NewClient makes carries two hooks. A Cluster client reloads
+// its slot map when a node stops answering (topology.go): go-redis alone
+// reloads it only on MOVED, READONLY or once a minute, so it kept dialling
+// a dead master for up to 60 s although its replica served the slot; with
+// the hook the store serves again within moments of the promotion
+// (TestClusterFailover_KillSlotMaster). And a script is never sent twice
+// for one call (retry.go): go-redis resends a command or a pipeline after a
+// read timeout, when the first may have run; the hook resends only what
+// provably did not run (no connection, or a refusal such as READONLY).
+// Through Sentinel, go-redis's failover client follows +switch-master and
+// drops its connections to the old master, so it writes to a thawed old
+// master only what it had sent it while frozen
+// (TestSentinelFailover_KillMaster, TestSentinelFailover_SplitBrain).
+// A client that reaches a thawed old master otherwise has its writes taken
+// until the sentinels demote it (up to their 10 s INFO period), unless
+// the master runs with min-replicas-to-write 1: then it refuses them.
+//
+// Redis replicates asynchronously, so a promoted replica may lack the last
+// writes of its master. After the writes tickets cannot rebuild (admit.lua,
+// release.lua, override.lua, the room definitions) the store sends WAIT in
+// the script's pipeline, on its connection (durable.go; WithWait, set by
+// Open from store.redis.wait_replicas). Failed calls are sorted into a
+// closed set of ErrorKinds (errkind.go) for the metrics, and State says
+// whether one means a failover under way.
 //
 // The store needs Redis 7.0 or later (script flags, PEXPIRE NX).
 package redisstore

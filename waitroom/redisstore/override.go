@@ -31,7 +31,7 @@ func (s *Store) SetOverride(ctx context.Context, room string, o waitroom.Overrid
 		return fmt.Errorf("setting override of room %q: %w", room, err)
 	}
 	var r [1]int64
-	if err := s.run(ctx, overrideScript, room, overrideArgs(o), r[:]); err != nil {
+	if err := s.runDurable(ctx, overrideScript, room, overrideArgs(o), r[:]); err != nil {
 		return fmt.Errorf("setting override of room %q: %w", room, err)
 	}
 	return nil
@@ -63,7 +63,7 @@ func overrideArgs(o waitroom.Override) []any {
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) ClearOverride(ctx context.Context, room string) error {
 	var r [1]int64
-	if err := s.run(ctx, overrideScript, room, []any{metaTTL.Milliseconds(), "clear"}, r[:]); err != nil {
+	if err := s.runDurable(ctx, overrideScript, room, []any{metaTTL.Milliseconds(), "clear"}, r[:]); err != nil {
 		return fmt.Errorf("clearing override of room %q: %w", room, err)
 	}
 	return nil

@@ -95,7 +95,7 @@ func mustRead(name string) string {
 // statsShort of stats.lua's without the tickets of those who left.
 const (
 	decideShort = 9
-	statsShort  = 14
+	statsShort  = 17
 )
 
 func replyInts(name string, reply any, dst []int64) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/waitroom/conf"
 )
 
 // Store is the Redis waitroom.Store, safe for concurrent use. Any number of
@@ -22,6 +23,12 @@ type Store struct {
 	closed atomic.Bool
 	cache  cache
 	pipe   pipeliner // Decide's pipelines (batch.go)
+	wait   waiter    // WAIT after the writes tickets cannot rebuild (durable.go)
+	events Events
+	last   lastError // errkind.go
+	// replicated: Sentinel or a Cluster, where a master that does not
+	// answer is a failover starting (State).
+	replicated bool
 }
 
 var _ waitroom.Store = (*Store)(nil)
@@ -48,14 +55,21 @@ func New(client redis.UniversalClient, opts ...Option) *Store {
 }
 
 // Open connects as cfg says (see NewClient) and returns a store that owns
-// the client: Close closes it. cfg.KeyPrefix applies, then opts.
+// the client: Close closes it. cfg.KeyPrefix and cfg's WAIT settings
+// (durable.go) apply, then opts.
 func Open(cfg Config, opts ...Option) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("store.redis: %w", err)
+	}
 	client, err := NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := New(client, append([]Option{WithKeyPrefix(cfg.KeyPrefix)}, opts...)...)
+	var p conf.Problems
+	replicas, timeout := cfg.waitSettings(&p)
+	s := New(client, append([]Option{WithKeyPrefix(cfg.KeyPrefix), WithWait(replicas, timeout)}, opts...)...)
 	s.owned = true
+	s.replicated = cfg.MasterName != "" || len(cfg.Addrs) > 1
 	return s, nil
 }
 
@@ -81,7 +95,8 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 	return append(args, v.ID, v.Ticket, int64(join), unixMicros(v.Until), flag(v.Placed), unixMicros(v.Issued),
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
-		v.Client, int64(waitroom.PendingPerClient))
+		v.Client, int64(waitroom.PendingPerClient), v.Known, v.KnownAdmitted,
+		unixMicros(v.Entered), waitroom.LossWindow.Microseconds(), waitroom.SealSkew.Microseconds())
 }
 
 // decideKeys is decide.lua's KEYS: the room's, then the network's quota,
@@ -118,7 +133,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 16
+const decideArgs = 21
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {
@@ -144,6 +159,7 @@ const (
 	flagGrace       = 8
 	flagBackInLine  = 16
 	flagBackInside  = 32
+	flagRepaired    = 64
 	refusedQuota    = 1
 	refusedFull     = 2
 	refusedSpent    = 3
@@ -165,7 +181,7 @@ func decision(r [decideReply]int64) (waitroom.Decision, error) {
 	}
 	flags := r[5]
 	d := waitroom.Decision{Ticket: r[1], Joined: flags&flagJoined != 0, Placed: flags&flagPlaced != 0,
-		Renewed: flags&flagRenewed != 0, GraceStarted: flags&flagGrace != 0,
+		Renewed: flags&flagRenewed != 0, GraceStarted: flags&flagGrace != 0, Repaired: flags&flagRepaired != 0,
 		Refusal: refusals[r[6]], RetryAfter: time.Duration(r[7]) * time.Microsecond, Recent: r[8]}
 	switch {
 	case flags&flagBackInLine != 0:
@@ -191,7 +207,10 @@ func decision(r [decideReply]int64) (waitroom.Decision, error) {
 // of work, so a huge line is pruned over several ticks; see doc.go. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Admit(ctx context.Context, room string, lim waitroom.Limits) (waitroom.Admitted, error) {
-	a, _, err := s.admit(ctx, room, s.cache.limitArgs(lim))
+	base := s.cache.limitArgs(lim)
+	args := make([]any, len(base), len(base)+3)
+	copy(args, base)
+	a, _, err := s.admit(ctx, room, append(args, "", 0, waitroom.KnownAdmittedFrom(ctx)))
 	if err != nil {
 		return waitroom.Admitted{}, fmt.Errorf("admitting room %q: %w", room, err)
 	}
@@ -210,16 +229,20 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 		return total, err
 	}
 	base := s.cache.limitArgs(lim)
-	args := make([]any, len(base), len(base)+2)
+	args := make([]any, len(base), len(base)+3)
 	copy(args, base)
+	known := waitroom.KnownAdmittedFrom(ctx)
 	for left := n; left > 0; {
-		a, more, err := s.admit(ctx, room, append(args, left, 1))
+		a, more, err := s.admit(ctx, room, append(args, left, 1, known))
 		if err != nil {
 			return total, fmt.Errorf("admitting %d of %d in room %q: %w", left, n, room, err)
 		}
 		total.Admitted += a.Admitted
 		total.Abandoned += a.Abandoned
 		total.Expired += a.Expired
+		total.Repaired = total.Repaired || a.Repaired
+		total.Highest = max(total.Highest, a.Highest)
+		total.Readmitted += a.Readmitted
 		left -= a.Admitted
 		if !more {
 			break
@@ -231,11 +254,12 @@ func (s *Store) AdmitN(ctx context.Context, room string, lim waitroom.Limits, n 
 // admit runs admit.lua with args and reports what it did and whether it
 // stopped at its own bounds with more to do.
 func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Admitted, bool, error) {
-	var r [4]int64
-	if err := s.run(ctx, admitScript, room, args, r[:]); err != nil {
+	var r [7]int64
+	if err := s.runDurable(ctx, admitScript, room, args, r[:]); err != nil {
 		return waitroom.Admitted{}, false, err
 	}
-	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2])}, r[3] == 1, nil
+	return waitroom.Admitted{Admitted: int(r[0]), Abandoned: int(r[1]), Expired: int(r[2]), Repaired: r[4] == 1,
+		Highest: r[5], Readmitted: int(r[6])}, r[3] == 1, nil
 }
 
 // Touch implements waitroom.Store with one script for the whole batch
@@ -265,7 +289,7 @@ const touchBatch = 2000
 // error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {
 	var r [1]int64
-	if err := s.run(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
+	if err := s.runDurable(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
 	if r[0] == 0 {
@@ -285,7 +309,8 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 	st := waitroom.Stats{
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
-		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13],
+		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
+		Counter: r[15], HighestAdmitted: r[16],
 	}
 	copy(st.LeftTickets[:], r[statsShort:])
 	return st, nil
@@ -353,6 +378,7 @@ func (s *Store) failure(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
+	s.noteError(err)
 	return unavailable(err)
 }
 

@@ -143,3 +143,26 @@ func testAdmitNIsAnAdmission(t *testing.T, e *env) {
 		t.Errorf("stats %+v, want the unused admission expired", st)
 	}
 }
+
+// testAdmitHighest: a tick or AdmitN reports the highest ticket it let in
+// (Admitted.Highest, which an instance keeps as its Visitor.KnownAdmitted),
+// 0 when it let nobody in, and always 0 in a Random room, where tickets go
+// in out of order and the number proves nothing.
+func testAdmitHighest(t *testing.T, e *env) {
+	lim := limits(3)
+	line := e.waitMany(queued(lim), 6)
+	if a := e.admit(lim); a.Admitted != 3 || a.Highest != line[2].Ticket {
+		t.Fatalf("tick: %+v, want 3 admitted, highest %d", a, line[2].Ticket)
+	}
+	if a := e.admit(lim); a.Admitted != 0 || a.Highest != 0 {
+		t.Errorf("tick with every slot taken: %+v, want nobody and highest 0", a)
+	}
+	lim.MaxActive = 4
+	if a := e.admitN(lim, 5); a.Admitted != 1 || a.Highest != line[3].Ticket {
+		t.Errorf("AdmitN: %+v, want 1 admitted, highest %d", a, line[3].Ticket)
+	}
+	lim.MaxActive, lim.Random = 6, true
+	if a := e.admit(lim); a.Admitted != 2 || a.Highest != 0 {
+		t.Errorf("random tick: %+v, want 2 admitted, highest 0", a)
+	}
+}

@@ -45,9 +45,9 @@ func (e *env) autopilotStepWith(p waitroom.AutopilotParams, r waitroom.Autopilot
 	return st
 }
 
-// timed is a report of n requests that each took d, one in errs of them
+// stepOf is a report of n requests that each took d, one in errs of them
 // failed, with active sessions inside.
-func timed(n int64, d time.Duration, errs, active int64) waitroom.AutopilotReport {
+func stepOf(n int64, d time.Duration, errs, active int64) waitroom.AutopilotReport {
 	var r waitroom.AutopilotReport
 	for i, b := range waitroom.AutopilotBounds {
 		if d.Microseconds() <= b {
@@ -76,52 +76,52 @@ func testAutopilot(t *testing.T, e *env) {
 	if st.Step != 0 || st.Decided {
 		t.Fatalf("first call: %+v, want step 0 not decided", st)
 	}
-	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10))
+	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 10))
 	check("fast and in use", st, 12, waitroom.ReasonRise)
 	// 100 requests in (35ms, 50ms]: the 90th is 9/10 into the bucket.
 	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
 	// p90 490ms: within a quarter below the 500ms target.
-	check("near the target", e.autopilotStepWith(p, timed(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, timed(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 12)), 12, waitroom.ReasonIdle)
-	check("limit not in use", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 8)), 12, waitroom.ReasonUnused)
+	check("near the target", e.autopilotStepWith(p, stepOf(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 12)), 12, waitroom.ReasonIdle)
+	check("limit not in use", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8)), 12, waitroom.ReasonUnused)
 
 	p.Pin = 30
 	check("pinned at once", e.autopilot(p, waitroom.AutopilotReport{}), 30, waitroom.ReasonPinned)
-	check("pinned over a step", e.autopilotStepWith(p, timed(100, 5*time.Second, 0, 30)), 30, waitroom.ReasonPinned)
+	check("pinned over a step", e.autopilotStepWith(p, stepOf(100, 5*time.Second, 0, 30)), 30, waitroom.ReasonPinned)
 	p.Pin = -1
 	// p90 in (500ms, 650ms]: 635ms; 30 × 500/635 = 23.6, within a cut of
 	// a fifth to a half.
-	st = e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30))
+	st = e.autopilotStepWith(p, stepOf(100, 600*time.Millisecond, 0, 30))
 	check("released, then slow", st, 23, waitroom.ReasonSlow)
 	if st.Latency != 635*time.Millisecond {
 		t.Fatalf("slow step: p90 %v, want 635ms", st.Latency)
 	}
-	check("slow while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
+	check("slow while 30 drain", e.autopilotStepWith(p, stepOf(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
 	// Then a tenth of requests fail, three times the bound: new strain,
 	// cut from the limit while the 30 still drain: 23 × 0.9 is less than
 	// the least cut, a fifth.
-	check("much worse while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 10, 30)), 18, waitroom.ReasonErrors)
+	check("much worse while 30 drain", e.autopilotStepWith(p, stepOf(100, 600*time.Millisecond, 10, 30)), 18, waitroom.ReasonErrors)
 	p.Pin = 23
-	e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30))
+	e.autopilotStepWith(p, stepOf(100, 600*time.Millisecond, 0, 30))
 	p.Pin = -1
-	check("slow again while 30 drain", e.autopilotStepWith(p, timed(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
+	check("slow again while 30 drain", e.autopilotStepWith(p, stepOf(100, 600*time.Millisecond, 0, 30)), 23, waitroom.ReasonDraining)
 	// 85 fast, 15 in (500ms, 650ms]: p90 550ms, over but a tenth better
 	// than 635ms.
-	better := timed(85, 40*time.Millisecond, 0, 20)
+	better := stepOf(85, 40*time.Millisecond, 0, 20)
 	better.Buckets[12], better.Requests = 15, 100
 	check("slow but improving", e.autopilotStepWith(p, better), 23, waitroom.ReasonRecovering)
 	// 3% failed of 100, 20 inside: 20 × 0.97 is less than the least cut,
 	// a fifth.
-	st = e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 3, 20))
+	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 3, 20))
 	check("failing", st, 16, waitroom.ReasonErrors)
 	if st.ErrorShare() != 0.03 {
 		t.Fatalf("error share %v, want 0.03", st.ErrorShare())
 	}
-	check("far too slow, at the floor", e.autopilotStepWith(p, timed(100, 10*time.Second, 0, 14)), 10, waitroom.ReasonFloor)
+	check("far too slow, at the floor", e.autopilotStepWith(p, stepOf(100, 10*time.Second, 0, 14)), 10, waitroom.ReasonFloor)
 	p.Max = 11
-	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, timed(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
+	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
 	if waitroom.AutopilotBounds[12] != 650e3 {
 		t.Fatal("the buckets moved: the figures above assume (500ms, 650ms] is bucket 12")
 	}
@@ -145,7 +145,7 @@ func testAutopilotMerges(t *testing.T, e *env) {
 	for range workers {
 		wg.Go(func() {
 			for range calls {
-				st := e.autopilot(p, timed(1, 10*time.Millisecond, 0, 0))
+				st := e.autopilot(p, stepOf(1, 10*time.Millisecond, 0, 0))
 				if st.Decided {
 					judged.Add(st.Samples)
 					steps.Add(1)

@@ -143,7 +143,7 @@ func (e *env) enter(lim waitroom.Limits) waitroom.Visitor {
 	if d.State != waitroom.StateAdmitted {
 		e.t.Fatalf("new visitor: got state %v, want admitted", d.State)
 	}
-	v.Until = d.Until
+	v.Until, v.Entered = d.Until, time.Now() // as the gate seals it
 	if d = e.decide(lim, v, false); d.State != waitroom.StateAdmitted {
 		e.t.Fatalf("admitted visitor's next request: got state %v, want admitted", d.State)
 	}

@@ -43,9 +43,15 @@ func testCapacity(t *testing.T, e *env) {
 	}
 	st := e.stats()
 	want := waitroom.Stats{Joined: visitors, AdmittedTotal: visitors, Released: visitors, AdmittedLastMinute: visitors,
-		MeasuredOver: st.MeasuredOver, Issued: visitors, Epoch: st.Epoch}
+		MeasuredOver: st.MeasuredOver, Issued: visitors, Epoch: st.Epoch, Counter: st.Counter, HighestAdmitted: st.HighestAdmitted}
 	if st != want || st.MeasuredOver <= 0 || st.MeasuredOver > time.Minute || st.Epoch == 0 {
 		t.Errorf("after every visitor left: got %+v, want %+v", st, want)
+	}
+	// A store that reports its marks (Stats.Counter) handed out one
+	// ticket each, and admitted them all, the last one too.
+	if st.Counter != 0 && (st.Counter != st.Epoch+visitors || st.HighestAdmitted != st.Counter) {
+		t.Errorf("marks: counter %d, highest admitted %d; want %d for both (the incarnation %d + %d tickets)",
+			st.Counter, st.HighestAdmitted, st.Epoch+visitors, st.Epoch, visitors)
 	}
 }
 

@@ -235,7 +235,10 @@ func testFloodTakesNothing(t *testing.T, e *env) {
 // stopped counting it, do not grow; past its end it buys nothing.
 func testChallengeLifetime(t *testing.T, e *env) {
 	lim := limits(0)
-	lim.PlaceWithin = 50 * time.Millisecond
+	// The window must outlast the two calls that issue and place quick's
+	// ticket: at 50ms a quiet CI machine's stall between them lost it
+	// ("brought back: got none"). The test waits the window out once.
+	lim.PlaceWithin = 500 * time.Millisecond
 	solved := func(ticket int64, until time.Time) waitroom.Visitor {
 		return waitroom.Visitor{ID: newVisitorID(), Ticket: ticket, Issued: time.Now(), Seen: time.Now(),
 			Challenge: newVisitorID(), ChallengeUntil: until}

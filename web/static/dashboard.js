@@ -138,7 +138,11 @@
     setText(f.waited, typeof r.wait_p50_seconds === 'number' ? wait(r.wait_p50_seconds) + ' · ' + wait(r.wait_p90_seconds) : '—');
     f.mode.className = 'badge mode-' + mode;
     f.override.hidden = !r.override;
-    f.store.hidden = r.store_up !== false;
+    // The store's state: hidden while ok; why it does not answer else.
+    const store = r.store_state || (r.store_up === false ? 'unreachable' : 'ok');
+    f.store.hidden = store === 'ok';
+    f.store.dataset.state = store;
+    if (store !== 'ok') setText(f.store, store === 'failing_over' ? tr('store_failover') : tr('store_warn'));
     setText(f.waiting, num(r.waiting));
     setText(f.active, num(r.active));
     // effective.max_active is the operator's figure even while paused (the

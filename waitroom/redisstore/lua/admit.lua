@@ -1,9 +1,16 @@
 -- admit.lua: Store.Admit, one admission tick, and Store.AdmitN. ARGV: the
--- limits block (prelude.lua); for AdmitN, then the most to admit and 1 to
--- leave the token bucket alone. Reply: {admitted, abandoned, expired, more},
--- what this call did; more is 1 when it stopped at its own bounds (BATCH
--- steps, or the count asked for) with eligible visitors left, rather than
--- for want of visitors, slots or tokens.
+-- limits block (prelude.lua); then the most to admit ('' for a tick's
+-- BATCH) and 1 to leave the token bucket alone (AdmitN), then the
+-- highest ticket the gateway saw admitted in the room lately
+-- (waitroom.Visitor.KnownAdmitted, 0 for none). Reply: {admitted,
+-- abandoned, expired, more, repaired, highest, readmitted}, what this call
+-- did; more is 1 when it stopped at its own bounds (BATCH steps, or the
+-- count asked for) with eligible visitors left, rather than for want of
+-- visitors, slots or tokens; repaired is 1 when it found the room on a new
+-- master, or lost admissions, and repaired it first (mend and readmit in
+-- common.lua); highest is the highest ticket it admitted (0 for none, and
+-- in a random room), which the gateway keeps as its KnownAdmitted;
+-- readmitted counts the lost admissions it put back inside.
 -- The order of the steps is the contract's: sessions that ran out free their
 -- slots first, the abandoned go before anyone is let in.
 
@@ -12,10 +19,31 @@ local L = limits()
 -- for a count and admits without tokens.
 local WANT = math.min(tonumber(ARGV[LIMIT_ARGS + 1]) or BATCH, BATCH)
 local FREE = ARGV[LIMIT_ARGS + 2] == '1'
+local KNOWN_ADMITTED = tonumber(ARGV[LIMIT_ARGS + 3]) or 0
 local now = clock()
-local seed, base, grace, floor, pbase, ttl = room()
+local seed, base, grace, floor, pbase, ttl, seq, _, _, adm = room()
 if not seed then
-  return {0, 0, 0, 0} -- a room never joined has nothing to move
+  return {0, 0, 0, 0, 0, 0, 0} -- a room never joined has nothing to move
+end
+-- Before anything moves: a new master (a failover, or a restart that kept
+-- the data) may lack the last writes. mend repairs the room and holds
+-- admissions for a moment, so the sessions the store lost get their slots
+-- back first; the counter moves past the line's last ticket (decide.lua
+-- moves it past the tickets the gateways bring).
+local repaired = 0
+if masterChanged() then
+  local tail = redis.call('ZRANGE', K_QUEUE, -1, -1, 'WITHSCORES')
+  mend(tonumber(tail[2]) or 0, seq, pbase, grace, now, L)
+  seed, base, grace, floor, pbase, ttl, seq = room()
+  repaired = 1
+end
+-- The admissions the new master lost put back inside before anyone else
+-- goes in, so the line's head is who really waits and the slots they hold
+-- count (readmit).
+local readmitted = 0
+if lostAdmissions(KNOWN_ADMITTED, adm, seed, seq, L) then
+  readmitted, adm = readmit(KNOWN_ADMITTED, adm, base, now, L)
+  repaired = 1
 end
 
 -- lastPoll is a waiting visitor's last poll; 0 when none is recorded.
@@ -230,6 +258,7 @@ end
 
 local inside = live(now)
 local more = 0
+local highest = 0
 local left = 0
 if inside < L.max and WANT > 0 then
   left = eligible()
@@ -270,10 +299,16 @@ if left > 0 then
       admit(id, now, first)
       inside = inside + 1
       admitted = admitted + 1
+      if not L.random and t > highest then
+        highest = t
+      end
     end
     left = left - 1
   end
   save(b, L)
+end
+if highest > 0 and (adm == nil or highest > adm) then
+  redis.call('HSET', K_META, 'adm', highest) -- the high-water mark readmit compares with
 end
 rebase()
 shrink()
@@ -292,4 +327,4 @@ end
 keep(L.metaTTL, K_META, K_RESTORED)
 keep(L.overrideTTL, K_OVERRIDE)
 keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS)
-return {admitted, abandoned, expired, more}
+return {admitted, abandoned, expired, more, repaired, highest, readmitted}

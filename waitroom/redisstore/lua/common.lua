@@ -41,9 +41,13 @@ end
 -- the end of the recovery grace, nil until a restore starts it; floor is
 -- the highest ticket too old to be placed, pbase the ticket of K_PLACED's
 -- bit 0 (see placeable); ttl the data keys' lifetime, for release.lua.
+-- seq is the last ticket handed out; mend and lost the counter and the
+-- time of the last repair (see mend), nil before any; adm the highest
+-- ticket the room admitted (see readmit), nil before any.
 local function room()
-  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl')
-  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6])
+  local m = redis.call('HMGET', K_META, 'seed', 'base', 'grace', 'floor', 'pbase', 'ttl', 'seq', 'mend', 'lost', 'adm')
+  return tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4]), tonumber(m[5]), tonumber(m[6]),
+    tonumber(m[7]), tonumber(m[8]), tonumber(m[9]), tonumber(m[10])
 end
 
 -- firstSession is the session a tick or an immediate admission gives,
@@ -300,4 +304,157 @@ local function bump(field, n, ttl)
   if n > 0 and redis.call('HINCRBY', K_STATS, field, n) == n then
     expiring(ttl, K_STATS)
   end
+end
+
+-- markUsed sets the K_PLACED bits of tickets lo to hi: whole bytes with one
+-- SETRANGE, the ragged ends bit by bit.
+local function markUsed(lo, hi, pbase, ttl)
+  lo = math.max(lo, pbase)
+  if hi < lo then
+    return
+  end
+  local i, last = lo - pbase, hi - pbase
+  while i <= last and i % 8 ~= 0 do
+    redis.call('SETBIT', K_PLACED, i, 1)
+    i = i + 1
+  end
+  local bytes = math.floor((last + 1 - i) / 8)
+  if bytes > 0 then
+    redis.call('SETRANGE', K_PLACED, i / 8, string.rep('\255', bytes))
+    i = i + bytes * 8
+  end
+  while i <= last do
+    redis.call('SETBIT', K_PLACED, i, 1)
+    i = i + 1
+  end
+  expiring(ttl, K_PLACED)
+end
+
+-- replid is the replication id of the server running the script: a
+-- replica promoted to master takes a new one, and so does a server that
+-- restarts, so a room whose K_META holds another one lives on a server
+-- that may lack the last writes of the one that served it. INFO costs
+-- about as much as a few commands (doc.go, "Repairs"), so it is asked once
+-- a tick (admit.lua), on the rare misses of decide.lua and in mend.
+local function replid()
+  -- pcall: INFO is in ACL's @dangerous category, which a least-privilege
+  -- user (+@all -@dangerous) lacks. Without it there is no id (nil), and a
+  -- failover is found by the counter and the gateways' hints alone.
+  local info = redis.pcall('INFO', 'replication')
+  if type(info) ~= 'string' then
+    return nil
+  end
+  return string.match(info, 'master_replid:(%w+)')
+end
+
+-- masterChanged reports whether the room's data was served by another
+-- master (or this one before a restart) than the one running the script
+-- now; the first call records the id.
+local function masterChanged()
+  local id = replid()
+  if not id then
+    return false
+  end
+  local was = redis.call('HGET', K_META, 'replid')
+  if not was then
+    redis.call('HSET', K_META, 'replid', id)
+    return false
+  end
+  return was ~= id
+end
+
+-- mend repairs a room whose store lost its last writes while its seed
+-- stayed (a failover to a replica that lagged; doc.go, "Repairs"): the
+-- counter moves JUMP past hi, the highest ticket known to have been
+-- handed out, so no number is handed out twice again. The numbers from
+-- the old counter to hi were handed out: they stay pending (the places
+-- behind count them, so no position grows when their holders come back
+-- to be placed by number). The JUMP numbers after hi may have been handed
+-- out by gateways that have not said so yet: marked used, they count for
+-- nobody, and one brought back is placed by number once (skip to mend).
+-- mend and lost remember the repair, so that tickets up to mend whose
+-- place or session vanished are put back (decide.lua); and for HOLD
+-- nobody new goes in. It returns the new counter and the end of the hold.
+local function mend(hi, seq, pbase, grace, now, L)
+  hi = math.max(hi, seq)
+  local to = hi + JUMP
+  local hold = now + math.min(HOLD, L.grace)
+  if grace ~= nil and grace > hold then
+    hold = grace
+  end
+  if pbase ~= nil then
+    markUsed(hi + 1, to, pbase, L.dataTTL)
+  end
+  -- mbase: the counter the first repair under this master found, which
+  -- bounds how far its repairs move the counter (decide.lua, MEND_MAX).
+  local id = replid() or ''
+  local mb = redis.call('HMGET', K_META, 'mbase', 'replid')
+  if not tonumber(mb[1]) or mb[2] ~= id then
+    redis.call('HSET', K_META, 'mbase', seq)
+  end
+  redis.call('HSET', K_META, 'seq', to, 'mend', to, 'lost', now, 'skip', hi, 'grace', hold, 'replid', id)
+  redis.call('HINCRBY', K_META, 'repairs', 1)
+  return to, hold
+end
+
+-- The admissions a failover lost (doc.go, "Repairs"). In a room that
+-- admits from the head of its line (not random), every ticket up to the
+-- highest one admitted was admitted or dropped by the time it was; adm,
+-- in K_META, is that high-water mark, written with the admissions in the
+-- same script, so a master that has adm has the admissions up to it. A
+-- gateway's word of a higher one (waitroom.Visitor.KnownAdmitted: from
+-- its ticks' results and the admitted tickets it serves) means this
+-- master lost the admissions above adm: their visitors are still in line,
+-- at its head, ahead of everyone who waits, and every position behind
+-- them would grow by their number until they went in again.
+--
+-- lostAdmissions reports whether hint says so: a ticket of this
+-- incarnation (a full loss is the recovery grace's), not past the counter
+-- (mend moves it past first), above an adm this master has (a room with
+-- none admitted nobody here that it could have lost, or ran code from
+-- before adm: nothing to compare with).
+local function lostAdmissions(hint, adm, seed, seq, L)
+  return not L.random and adm ~= nil and seed ~= nil and hint > adm and hint >= seed and hint <= seq
+end
+
+-- readmit moves the visitors in line above adm and at or below hint into
+-- the active set, with a tick's first session (short until used), and
+-- moves adm to hint. They were inside: counting them is what keeps
+-- max_active honest, since leaving them out would let the new master
+-- admit one more per lost admission while they are still on the site. If
+-- slots were reused inside the lost window (a release or an expiry lost
+-- too, a gateway's replay of its releases fixes the first), they may be
+-- more than max_active for a moment; they go in all the same, because
+-- they really are inside, and nobody new goes in until the count drops
+-- below. The only ones in that range who were not inside are tickets
+-- placed late by number (pending, then brought back) inside the lost
+-- window: they stood at the head, next to go in, so letting them in one
+-- tick early breaks nobody's order.
+-- The cost is bounded: at most max_active + BATCH visitors, the queue's
+-- head range. That is enough: the lost admissions still inside hold at
+-- most max_active slots, and a tick admits at most BATCH, so more than
+-- that above adm can only be admissions whose sessions ended in the
+-- window; what is left past the cap is moved by the next call, since adm
+-- then only reaches the last one moved. It returns how many it moved and
+-- the new adm.
+local function readmit(hint, adm, base, now, L)
+  local cap = math.max(L.max, 0) + BATCH
+  local ids = redis.call('ZRANGEBYSCORE', K_QUEUE, excl(adm), hint, 'WITHSCORES', 'LIMIT', 0, cap)
+  local n = #ids / 2
+  local first = firstSession(L)
+  for i = 1, #ids, 2 do
+    drop(ids[i], tonumber(ids[i + 1]), base)
+    admit(ids[i], now, first)
+  end
+  local to = hint
+  if n == cap then
+    to = tonumber(ids[#ids]) -- more left: the next call goes on from here
+  end
+  if n > 0 then
+    expiring(L.dataTTL, K_ACTIVE)
+    bump('readmitted', n, L.dataTTL)
+  end
+  redis.call('HSET', K_META, 'adm', to)
+  redis.call('HINCRBY', K_META, 'repairs', 1)
+  return n, to
 end

@@ -11,7 +11,12 @@
 -- loose ('1' for a ticket handed out without a number, which takes its
 -- place at the back when it comes back), its client's key ('' for
 -- none), and the tickets per client inside its network the places behind
--- count while they are pending (waitroom.PendingPerClient).
+-- count while they are pending (waitroom.PendingPerClient), and the
+-- highest ticket the gateway saw in the room lately (waitroom.Visitor.Known,
+-- 0 for none), by which a counter behind the tickets is found and a room
+-- whose data is gone is known to have had some, and the highest ticket it
+-- saw admitted there lately (waitroom.Visitor.KnownAdmitted, 0 for none),
+-- by which lost admissions are found (readmit in common.lua).
 -- KEYS: the room's (prelude.lua), then the network's quota key, the
 -- challenge's spent key, the block's quota key, the network's pending
 -- allowance, the client's and the block's, each K_META when there is
@@ -33,6 +38,12 @@
 local V = LIMIT_ARGS
 local ID, TICKET, JOIN, UNTIL = ARGV[V + 1], tonumber(ARGV[V + 2]), tonumber(ARGV[V + 3]), tonumber(ARGV[V + 4])
 local PLACED = ARGV[V + 5] == '1'
+local KNOWN = tonumber(ARGV[V + 17]) or 0
+local KNOWN_ADMITTED = tonumber(ARGV[V + 18]) or 0
+-- ENTERED: when the cookie's admission began (microseconds, 0 for
+-- none); LOSS: waitroom.LossWindow, SKEW: waitroom.SealSkew
+-- (microseconds). See lostAt.
+local ENTERED, LOSS, SKEW = tonumber(ARGV[V + 19]) or 0, tonumber(ARGV[V + 20]) or 0, tonumber(ARGV[V + 21]) or 0
 local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
 local now = clock()
 
@@ -41,7 +52,7 @@ local now = clock()
 -- look in first, the line for a placed ticket without an admission: one
 -- lookup for the common cases, two when the cookie is behind (just
 -- admitted by a tick) or says nothing (a new visitor, an unplaced ticket).
-local t, untilUs
+local t, untilUs, behind
 local inLine = UNTIL == 0 and TICKET ~= 0 and PLACED
 if inLine then
   t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
@@ -134,31 +145,46 @@ if t then
   -- string, which is what writing into an absent key gives. The position
   -- and the line count the pending tickets (see the placement window in
   -- common.lua) ahead and in all.
-  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq', 'seed')
+  local m = redis.call('HMGET', K_META, 'base', 'floor', 'pbase', 'seq', 'seed', 'adm')
   local base, floor, pbase, seq = tonumber(m[1]), tonumber(m[2]), tonumber(m[3]), tonumber(m[4])
-  if base ~= nil and t >= base then
-    local at = (t - base) * SEEN_BYTES
-    if redis.call('SETRANGE', K_SEEN, at, stamp(now)) == at + SEEN_BYTES then
-      redis.call('PEXPIRE', K_SEEN, ARGV[A_DATA_TTL], 'NX')
+  -- A ticket above the counter (or the gateway's word of one), or the
+  -- gateway's word of an admission above the room's high-water mark, means
+  -- the store lost its last writes (a failover): repaired below, after
+  -- common.lua, where this visitor is answered too. Reading seq and adm
+  -- here costs nothing more.
+  local adm = tonumber(m[6])
+  -- A KNOWN more than MEND_MAX past the counter moves nothing below (a
+  -- ticket of another store sealed with the same keys), so it must not
+  -- send the poll off the fast path either.
+  if seq ~= nil and (t > seq or (KNOWN > seq and KNOWN - seq <= MEND_MAX) or
+      (adm ~= nil and KNOWN_ADMITTED > adm and
+      KNOWN_ADMITTED >= (tonumber(m[5]) or 0))) then
+    behind = t
+  else
+    if base ~= nil and t >= base then
+      local at = (t - base) * SEEN_BYTES
+      if redis.call('SETRANGE', K_SEEN, at, stamp(now)) == at + SEEN_BYTES then
+        redis.call('PEXPIRE', K_SEEN, ARGV[A_DATA_TTL], 'NX')
+      end
+    elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
+      redis.call('PEXPIRE', K_RSEEN, ARGV[A_DATA_TTL], 'NX')
     end
-  elseif redis.call('ZADD', K_RSEEN, now, ID) == 1 then
-    redis.call('PEXPIRE', K_RSEEN, ARGV[A_DATA_TTL], 'NX')
+    local ahead, all = 0, 0
+    if floor ~= nil and pbase ~= nil and seq ~= nil then
+      local lo = math.max(floor + 1, pbase)
+      if seq >= lo then
+        all = (seq + 1 - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, seq - pbase, 'BIT')
+      end
+      if t > lo and all > 0 then
+        ahead = (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
+      end
+    end
+    -- The room's progress (waitroom.Progress), so the gate can answer the
+    -- next polls without asking.
+    local p = redis.call('HMGET', K_STATS, 'admitted', 'abandoned', 'left')
+    return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1 + ahead, redis.call('ZCARD', K_QUEUE) + all, 0, F_PLACED, R_NONE, 0, 0,
+      tonumber(m[5]) or 0, tonumber(p[1]) or 0, (tonumber(p[2]) or 0) + (tonumber(p[3]) or 0), ahead}
   end
-  local ahead, all = 0, 0
-  if floor ~= nil and pbase ~= nil and seq ~= nil then
-    local lo = math.max(floor + 1, pbase)
-    if seq >= lo then
-      all = (seq + 1 - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, seq - pbase, 'BIT')
-    end
-    if t > lo and all > 0 then
-      ahead = (t - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, t - 1 - pbase, 'BIT')
-    end
-  end
-  -- The room's progress (waitroom.Progress), so the gate can answer the
-  -- next polls without asking.
-  local p = redis.call('HMGET', K_STATS, 'admitted', 'abandoned', 'left')
-  return {S_WAITING, t, redis.call('ZRANK', K_QUEUE, ID) + 1 + ahead, redis.call('ZCARD', K_QUEUE) + all, 0, F_PLACED, R_NONE, 0, 0,
-    tonumber(m[5]) or 0, tonumber(p[1]) or 0, (tonumber(p[2]) or 0) + (tonumber(p[3]) or 0), ahead}
 end
 
 --[[ common.lua ]] -- scripts.go (assemble) splices the helpers in here
@@ -174,17 +200,83 @@ end
 
 -- The counter starts at the clock, so tickets keep growing even after
 -- Redis lost its data.
-local seed, base, grace, floor, pbase = room()
+local seed, base, grace, floor, pbase, _, seq, mended, lost, adm = room()
+-- extra are flags every reply of this call carries: the grace this call
+-- started, the repair it made.
+local extra = 0
 if not seed then
-  seed, base, floor, pbase = now, now + 1, now, now + 1
+  seed, base, floor, pbase, seq = now, now + 1, now, now + 1, now
   redis.call('HSET', K_META, 'seed', seed, 'seq', seed, 'base', base, 'sweep', 0,
     'floor', floor, 'pbase', pbase, 'marks', string.format('%d:%d', now, seed), 'ttl', L.dataTTL)
   redis.call('PEXPIRE', K_META, L.metaTTL)
 end
+if grace == nil and KNOWN > 0 and KNOWN < seed and L.grace > 0 then
+  -- The gateway saw tickets of this room older than its data lately, so
+  -- the data was lost, not new: the recovery grace starts now, before
+  -- anyone is let in at once, so that whoever comes first (a newcomer, or
+  -- an admitted visitor a gateway served on its ticket's word or from its
+  -- session cache while the store was away) no slot goes to a newcomer
+  -- ahead of the sessions that held it.
+  grace = now + L.grace
+  redis.call('HSET', K_META, 'grace', grace)
+  extra = F_GRACE
+end
 
 -- reply answers with the visitor's standing.
 local function reply(state, ticket, position, line, u, flags, refusal, retry, recent)
-  return {state, ticket or 0, position or 0, line or 0, u or 0, flags or 0, refusal or R_NONE, retry or 0, recent or 0}
+  return {state, ticket or 0, position or 0, line or 0, u or 0, (flags or 0) + extra, refusal or R_NONE, retry or 0, recent or 0}
+end
+
+-- A ticket of this incarnation above the counter, or the gateway's word of
+-- one (KNOWN): the store lost its last writes while the seed stayed (a
+-- failover). mend moves the counter past it and starts the hold; a
+-- waiting visitor found above the counter is answered here.
+-- A number more than MEND_MAX past the counter is no lost join (a
+-- failover loses the writes of a moment) but a ticket of another store
+-- sealed with the same keys: it moves nothing.
+-- The repairs of one master together move the counter at most MEND_MAX
+-- past where the first of them found it (mbase, see mend): each repair
+-- would otherwise let one more number MEND_MAX further on move it again.
+local hi = 0
+for _, n in ipairs({KNOWN, KNOWN_ADMITTED, TICKET, behind or 0}) do
+  if n > hi and n >= seed and n - seq <= MEND_MAX then
+    hi = n
+  end
+end
+if hi > seq and mended ~= nil then
+  local mb = redis.call('HMGET', K_META, 'mbase', 'replid')
+  if tonumber(mb[1]) and hi > tonumber(mb[1]) + MEND_MAX and (replid() or '') == (mb[2] or '') then
+    hi = 0
+  end
+end
+-- A ticket whose place or session the store should hold and does not
+-- (the hot paths above found neither) is the other sign: such misses are
+-- rare (a session that ended, a place given up), so only they pay for
+-- asking whether the master changed since the room's last tick.
+if hi > seq or (not behind and TICKET >= seed and (UNTIL > now or PLACED) and masterChanged()) then
+  seq, grace = mend(hi, seq, pbase, grace, now, L)
+  mended, lost, extra = seq, now, extra + F_REPAIRED
+  seed, base, _, floor, pbase = room()
+end
+-- Admissions the store lost (readmit): put back inside at once, so no
+-- position behind them grows.
+if lostAdmissions(KNOWN_ADMITTED, adm, seed, seq, L) then
+  readmit(KNOWN_ADMITTED, adm, base, now, L)
+  if extra < F_REPAIRED then
+    extra = extra + F_REPAIRED
+  end
+end
+if behind then
+  if not redis.call('ZSCORE', K_QUEUE, ID) then
+    -- readmit let this very visitor back in: it was admitted.
+    local u = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
+    if u then
+      return reply(S_ADMITTED, behind, 0, 0, u, F_PLACED + F_BACK_INSIDE)
+    end
+  end
+  touch(ID, behind, base, now, L.dataTTL)
+  return reply(S_WAITING, behind, redis.call('ZRANK', K_QUEUE, ID) + 1 + pendingBelow(behind, floor, pbase),
+    redis.call('ZCARD', K_QUEUE) + pendingBelow(seq + 1, floor, pbase), 0, F_PLACED)
 end
 
 -- atOnce lets the visitor straight in when nobody waits ahead (placed or
@@ -196,6 +288,15 @@ local function atOnce(ticket, flags)
       pendingBelow(ticket, floor, pbase) > 0 then
     return nil
   end
+  -- About to let someone in at once, in a room with free slots: on a new
+  -- master those slots may be the sessions it lost, so the room is
+  -- repaired and held first. INFO costs about 2.5µs of Redis (doc.go,
+  -- "Repairs"), paid only here, never on the hot paths.
+  if masterChanged() then
+    seq, grace = mend(seq, seq, pbase, grace, now, L)
+    mended, lost, extra = seq, now, extra + F_REPAIRED
+    return nil
+  end
   local b = refill(now, L)
   local ok = take(b)
   save(b, L)
@@ -204,6 +305,10 @@ local function atOnce(ticket, flags)
   end
   local u = admit(ID, now, firstSession(L))
   expiring(L.dataTTL, K_ACTIVE)
+  if not L.random and (adm == nil or ticket > adm) then
+    adm = ticket
+    redis.call('HSET', K_META, 'adm', adm) -- readmit's high-water mark, as a tick's
+  end
   if L.clients > 0 or L.sessionMax > 0 then
     -- In use from now, by this client: its first request is this one.
     local client = ''
@@ -252,20 +357,44 @@ local function nextNumber(L)
   return ticket
 end
 
+-- lostAt is when the data this visitor's ticket relied on was lost: the
+-- seed for a ticket older than the data (the full loss), the last repair
+-- for one of this incarnation up to the counter it set whose place or
+-- session is not found (mend: a failover lost it), within abandon_after
+-- of that repair for a place (a visitor who kept polling comes back
+-- within it). A failover loses only the last LOSS of writes
+-- (waitroom.LossWindow), so after a repair only a cookie sealed before it
+-- (give or take SKEW, the gateway's clock) whose admission began (ENTERED), or whose place may have been written
+-- (issued within the placement window), at most LOSS before it is put
+-- back: any other was on a replica, and its end (a release, a leave, a
+-- revocation) was not lost, so a copy kept from before the end gets
+-- nothing.
+local lostAt
 if TICKET > 0 and TICKET < seed then
-  -- A ticket older than the data: the store lost it while its holder was
-  -- in line or inside. Only one seen within abandon_after of the loss, and
+  lostAt = seed
+elseif mended ~= nil and TICKET > 0 and TICKET <= mended and tonumber(ARGV[V + 7]) <= lost + SKEW and
+    ((UNTIL > now and ENTERED >= lost - LOSS) or
+     (UNTIL <= now and PLACED and tonumber(ARGV[V + 6]) >= lost - LOSS - L.placeWithin and
+      (L.abandon <= 0 or now <= lost + L.abandon))) then
+  lostAt = lost
+end
+if lostAt then
+  -- The store lost the ticket's place or session while its holder was in
+  -- line or inside. Only one seen within abandon_after of the loss, and
   -- once per visitor (K_RESTORED), so a hoard of old tickets buys nothing.
   local inside = UNTIL > now
-  local recent = L.abandon <= 0 or tonumber(ARGV[V + 7]) >= seed - L.abandon
+  local recent = L.abandon <= 0 or tonumber(ARGV[V + 7]) >= lostAt - L.abandon
   if (inside or recent) and redis.call('SADD', K_RESTORED, ID) == 1 then
     expiring(L.metaTTL, K_RESTORED)
     local flags = 0
-    if grace == nil and L.grace > 0 then
+    if grace == nil and L.grace > 0 and lostAt == seed then
       grace = now + L.grace
       redis.call('HSET', K_META, 'grace', grace)
       flags = F_GRACE
     end
+    -- A ticket of this incarnation is used now: the places behind it stop
+    -- counting it as pending.
+    use(TICKET, pbase, L)
     if inside and live(now) < L.max then
       -- Back inside until its admission ends, taking no token: it held
       -- one of the room's slots all along, and counts as inside.
@@ -307,7 +436,11 @@ elseif TICKET > 0 and not PLACED then
   -- number, once, while it is young (the placement window in common.lua),
   -- and the place counts against its network's quota: what a network
   -- takes is the tickets that come back, not the first requests.
-  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and placeable(TICKET, floor, pbase) then
+  -- A number the last repair skipped (after skip, up to mend) may have
+  -- been handed out by the master that lost it: placed by number, once.
+  local gap = mended ~= nil and TICKET <= mended and
+    TICKET > (tonumber(redis.call('HGET', K_META, 'skip')) or mended) and redis.call('SADD', K_RESTORED, ID) == 1
+  if tonumber(ARGV[V + 6]) >= now - L.placeWithin and (gap or (TICKET <= seq and placeable(TICKET, floor, pbase))) then
     local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
     if not ok then
       bump('limited', 1, L.dataTTL)

@@ -33,7 +33,7 @@ local LIMIT_ARGS = 20
 -- and why it turned the visitor away (the R_ refusals); what decide.lua is
 -- asked to do for a visitor it does not know (J_, waitroom.Join).
 local S_NONE, S_WAITING, S_ADMITTED = 0, 1, 2
-local F_JOINED, F_RENEWED, F_PLACED, F_GRACE, F_BACK_IN_LINE, F_BACK_INSIDE = 1, 2, 4, 8, 16, 32
+local F_JOINED, F_RENEWED, F_PLACED, F_GRACE, F_BACK_IN_LINE, F_BACK_INSIDE, F_REPAIRED = 1, 2, 4, 8, 16, 32, 64
 local R_NONE, R_QUOTA, R_FULL, R_CHALLENGE, R_SHARED, R_SESSION_MAX = 0, 1, 2, 3, 4, 5
 local J_NONE, J_TICKET, J_NUMBER = 0, 1, 2
 
@@ -47,6 +47,20 @@ local SEEN_BYTES = 7
 -- abandoned; K_SEEN is trimmed once REBASE entries before the line's head
 -- are dead.
 local BATCH, SWEEP, SWEEP_MAX, REBASE = 1000, 4096, 65536, 4096
+
+-- Repairs after lost writes (a failover; see mend in common.lua and
+-- doc.go): the counter moves JUMP past the highest ticket known, the
+-- numbers it skips marked used in K_PLACED (128 bytes); for HOLD
+-- microseconds after a repair (at most the room's recovery grace) nobody
+-- new goes in, so the admitted visitors whose sessions vanished find
+-- their slots. A ticket more than MEND_MAX past the counter moves
+-- nothing (see decide.lua), nor does one more than MEND_MAX past where the
+-- first repair under the same master found it (mbase): so the repairs of
+-- one replication id move the counter at most MEND_MAX plus a JUMP each,
+-- and K_SEEN, 7 bytes a ticket from the line's head, and K_PLACED, a bit
+-- a ticket, span at most about that many dead numbers per failover (7MB
+-- and 128KB); before mbase, each repair could move it MEND_MAX again.
+local JUMP, HOLD, MEND_MAX = 1024, 1000000, 1048576
 
 local function clock()
   local t = redis.call('TIME')

@@ -5,7 +5,7 @@ local ID = ARGV[1]
 -- waitroom.MaxLeftTickets
 local LEFT_TICKETS = 64
 local now = clock()
-local _, base, _, _, _, ttl = room()
+local _, base, _, _, _, ttl, _, _, lost = room()
 -- Release gets no limits; the lifetime admit.lua last wrote will do, and
 -- an hour if there is none.
 ttl = ttl or 3600000
@@ -14,6 +14,14 @@ local untilUs = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
 if untilUs then
   redis.call('ZREM', K_ACTIVE, ID)
   redis.call('HDEL', K_CLIENTS, ID)
+  if lost and now <= lost + ttl * 1000 then
+    -- Ended after a repair: a copy of its cookie sealed before the repair
+    -- would pass for a session the failover lost (lostAt in decide.lua);
+    -- it counts as put back already (K_RESTORED), so it gets nothing.
+    if redis.call('SADD', K_RESTORED, ID) == 1 then
+      redis.call('PEXPIRE', K_RESTORED, ttl, 'NX')
+    end
+  end
   if untilUs > now then
     bump('released', 1, ttl)
     return {1}

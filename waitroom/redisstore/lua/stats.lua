@@ -6,13 +6,17 @@
 -- {waiting, active, admitted in the last minute, measured over
 -- (microseconds), joined, admitted, released, expired, abandoned, issued,
 -- limited, full, left the line, the seed (the incarnation; 0 for none),
--- then the tickets of the last who left the line, oldest first (release.lua)}.
+-- the repairs of this incarnation (mend in common.lua), the counter (the
+-- last ticket handed out), the highest ticket admitted (adm: readmit's
+-- high-water mark; 0 for none), then the tickets of the last who left the
+-- line, oldest first (release.lua)}.
 
 local now = clock()
 local sec = math.floor(now / 1000000)
 local nowBound = string.format('%d', now)
 
-local seed = tonumber(redis.call('HGET', K_META, 'seed'))
+local meta = redis.call('HMGET', K_META, 'seed', 'repairs', 'seq', 'adm')
+local seed = tonumber(meta[1])
 local measured = 0
 if seed then
   measured = math.max(0, math.min(60000000, now - seed))
@@ -36,7 +40,8 @@ local reply = {
   redis.call('ZCOUNT', K_ACTIVE, '(' .. nowBound, '+inf'),
   minute, measured,
   totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
-  totals[6], totals[7], totals[8], totals[9], seed or 0,
+  totals[6], totals[7], totals[8], totals[9], seed or 0, tonumber(meta[2]) or 0,
+  tonumber(meta[3]) or 0, tonumber(meta[4]) or 0,
 }
 if totals[9] > 0 then
   for t in string.gmatch(redis.call('HGET', K_STATS, 'lefts') or '', '%d+') do

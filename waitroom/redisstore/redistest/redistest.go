@@ -2,7 +2,11 @@
 // like net/http/httptest: Start gives a server on a unix socket in a
 // temporary directory, without persistence, and stops it when the test
 // ends; Stop, Restart, Pause and Resume stage outages. StartCluster gives a
-// Redis Cluster on loopback ports.
+// Redis Cluster on loopback ports. For failovers, StartSentinel gives a
+// Sentinel group (a master, two replicas, three sentinels) and
+// StartClusterReplicas a Cluster whose masters have replicas; their Nodes
+// are killed (Kill), frozen (Pause, Resume) or restarted empty (Restart),
+// and WaitSwitch and WaitPromoted say when a replica took over.
 //
 // Without a redis-server binary the tests skip, saying why, unless
 // WAITROOM_REQUIRE_REDIS=1 or CI=true: then they fail, so CI cannot pass by
@@ -188,7 +192,12 @@ type proc struct {
 
 // launch starts redis-server in dir with persistence off and args added.
 func launch(bin, dir string, args ...string) (*proc, error) {
-	args = append([]string{"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"}, args...)
+	return launchArgs(bin, append([]string{"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"}, args...)...)
+}
+
+// launchArgs starts redis-server with exactly args: a sentinel wants its
+// config file first.
+func launchArgs(bin string, args ...string) (*proc, error) {
 	p := &proc{cmd: exec.Command(bin, args...), log: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = sysProcAttr()

@@ -1,0 +1,63 @@
+package waitroom
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// releaseCounter counts the releases a store is asked for, and fails
+// them while down.
+type releaseCounter struct {
+	Store
+	calls atomic.Int64
+	down  atomic.Bool
+}
+
+func (s *releaseCounter) Release(ctx context.Context, room, visitor string) error {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return ErrUnavailable
+	}
+	return ErrNotFound
+}
+
+// A replay the tick runs out of time for is kept and applied by the next
+// tick (before: dropped, so the sessions it ends held their slots on the
+// new master until they ran out); a store that is down gets at most
+// releaseWorkers calls a tick, however many releases are kept.
+func TestRetryReleases_ReplayOutlastingTheTickIsKept(t *testing.T) {
+	store := &releaseCounter{}
+	rs := NewRooms(RoomsOptions{Store: store})
+	rs.Apply(RoomsConfig{Rooms: []Room{{Name: "concert", Tick: time.Second, Mode: ModeFIFO,
+		Limits: Limits{MaxActive: 1, SessionTTL: time.Hour, AbandonAfter: time.Hour}}}})
+	lr := rs.get("concert")
+	now := time.Now()
+	const kept = 100
+	for i := range kept {
+		rs.releases.keep(keptRelease{room: "concert", visitor: NewVisitorID(), how: "upstream", at: now.Add(time.Duration(i) * time.Millisecond)}, true)
+	}
+	spent, cancel := context.WithCancel(context.Background())
+	cancel()
+	rs.retryReleases(spent, lr, true, now) // the repair noticed by a tick with no time left
+	if n := store.calls.Load(); n != 0 {
+		t.Fatalf("a tick with no time left asked the store %d times", n)
+	}
+	store.down.Store(true)
+	rs.retryReleases(context.Background(), lr, false, now)
+	if n := store.calls.Load(); n == 0 || n > releaseWorkers {
+		t.Errorf("the store down: %d calls in a tick, want 1 to %d", n, releaseWorkers)
+	}
+	store.down.Store(false)
+	store.calls.Store(0)
+	rs.retryReleases(context.Background(), lr, false, now)
+	if n := store.calls.Load(); n != kept {
+		t.Errorf("the next tick applied %d replays, want the %d kept", n, kept)
+	}
+	store.calls.Store(0)
+	rs.retryReleases(context.Background(), lr, false, now)
+	if n := store.calls.Load(); n != 0 {
+		t.Errorf("a tick after they were applied asked %d times, want 0", n)
+	}
+}
