@@ -67,8 +67,14 @@ const (
 	AutopilotWarmup = 5 * time.Second
 	// AutopilotMinSamples is the fewest requests a step must have measured
 	// across instances for the controller to judge the site: with fewer it
-	// holds the limit.
+	// holds the limit, and the step's counts carry into the next (up to
+	// AutopilotMaxCarry steps), so a small room is judged over a longer
+	// window instead of sitting on the line between judged and not.
 	AutopilotMinSamples = 10
+	// AutopilotMaxCarry is how many steps too small to judge carry their
+	// counts into the next before they are dropped as stale: a window of at
+	// most four steps.
+	AutopilotMaxCarry = 3
 )
 
 // Build checks the section; nil when it is off (no target).
@@ -218,6 +224,7 @@ const (
 	ReasonFrozen                            // the store is unreachable: held (Go only)
 	ReasonRecovering                        // over, but improving since the last cut: held
 	ReasonAtTarget                          // within the last quarter below the target: held
+	ReasonSettling                          // within target, raised the step before: held a step to see the rise's effect
 )
 
 // AutopilotState is the limit the store decided and what it decided on.
@@ -250,6 +257,9 @@ type AutopilotStep struct {
 	Errors   int64
 	Requests int64
 	Active   int64
+	// Carried is how many steps before this one were too small to judge
+	// and are counted in it (AutopilotMaxCarry).
+	Carried int
 }
 
 // Add merges an instance's report into the step.
@@ -310,7 +320,17 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // least 1), so it nears the knee of the site's curve gently; it holds within the last
 // quarter below the target (it is where it should be), and holds when the
 // limit is not in use: a limit nobody reaches proves nothing about the
-// site. With fewer than AutopilotMinSamples requests it holds.
+// site. With fewer than AutopilotMinSamples requests it holds (and the
+// store carries the step's counts into the next).
+//
+// The site answers a change of the limit late: the visitors a rise lets
+// in come in over the next step, and near the knee of the site's curve
+// the queue they add grows the latency a little each second rather than
+// at once. So a rise is followed by a step that holds (ReasonSettling),
+// judged with the raised limit in effect throughout; and a cut in the
+// step after a cut (or a hold while recovering) is a fifth, not the
+// gradient's: the latency then still carries the backlog the first cut
+// is draining, and cutting by it again would take the room to its floor.
 func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState) (int, AutopilotReason, int64, int64) {
 	lat, timed := s.Percentile(p.Percentile)
 	var errPPM int64
@@ -348,11 +368,15 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		// that did not fail (a site failing 25% of requests was asked a
 		// third more than it serves); by a fifth to a half.
 		next, why := base*4/5, ReasonSlow
-		if slow {
+		again := last.Reason == ReasonSlow || last.Reason == ReasonErrors || last.Reason == ReasonFloor || last.Reason == ReasonRecovering
+		if slow && !again {
 			next = min(next, base*target/lat)
 		}
 		if failing {
-			next, why = min(next, base*(1_000_000-errPPM)/1_000_000), ReasonErrors
+			why = ReasonErrors
+			if !again {
+				next = min(next, base*(1_000_000-errPPM)/1_000_000)
+			}
 		}
 		next = max(next, base/2)
 		if next < int64(p.Min) {
@@ -363,6 +387,8 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		return limit, ReasonUnused, lat, errPPM
 	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, errPPM
+	case last.Reason == ReasonRise:
+		return limit, ReasonSettling, lat, errPPM
 	}
 	step := max(1, L/20)
 	if lat*2 <= target {
@@ -420,7 +446,14 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}
 		rec.Last = out
 		rec.Last.Decided = false
-		rec.Step, rec.Started = AutopilotStep{}, now
+		carried := rec.Step.Carried
+		if why == ReasonIdle && carried < AutopilotMaxCarry {
+			// Too few to judge: the counts carry into the next step.
+			rec.Step.Carried++
+		} else {
+			rec.Step = AutopilotStep{}
+		}
+		rec.Started = now
 	}
 	if p.Pin >= 0 {
 		rec.Limit = p.Pin

@@ -139,6 +139,7 @@ var dashboardText = map[string]map[string]string{
 		"ap_frozen_why":    "store unreachable: limit frozen",
 		"ap_recovering":    "over but improving since the cut: holding",
 		"ap_at_target":     "near the target: holding",
+		"ap_settling":      "raised the step before: holding a step to see it",
 		"ap_quiet":         "arrivals {a} under {s}, site healthy: everyone straight in",
 	},
 	"ko": {
@@ -254,6 +255,7 @@ var dashboardText = map[string]map[string]string{
 		"ap_frozen_why":    "저장소에 연결할 수 없습니다: 한도 동결",
 		"ap_recovering":    "목표 초과지만 줄인 뒤 나아지는 중: 유지",
 		"ap_at_target":     "목표에 가까움: 유지",
+		"ap_settling":      "직전 단계에서 올림: 효과를 보려고 한 단계 유지",
 		"ap_quiet":         "유입 {a}, 기준 {s} 이하이고 사이트가 여유 있음: 모두 바로 입장",
 	},
 }

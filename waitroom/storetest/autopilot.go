@@ -82,10 +82,17 @@ func testAutopilot(t *testing.T, e *env) {
 	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
+	// The step after a rise holds, whatever it measured within the target.
+	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
 	// p90 490ms: within a quarter below the 500ms target.
 	check("near the target", e.autopilotStepWith(p, stepOf(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 12)), 12, waitroom.ReasonIdle)
-	check("limit not in use", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8)), 12, waitroom.ReasonUnused)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 12, waitroom.ReasonIdle)
+	// The 9 of the step too small to judge carry into this one.
+	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8))
+	check("limit not in use", st, 12, waitroom.ReasonUnused)
+	if st.Samples != 100+waitroom.AutopilotMinSamples-1 {
+		t.Fatalf("step after one too small to judge: %d requests, want its 100 and the 9 carried", st.Samples)
+	}
 
 	p.Pin = 30
 	check("pinned at once", e.autopilot(p, waitroom.AutopilotReport{}), 30, waitroom.ReasonPinned)
@@ -119,7 +126,10 @@ func testAutopilot(t *testing.T, e *env) {
 	if st.ErrorShare() != 0.03 {
 		t.Fatalf("error share %v, want 0.03", st.ErrorShare())
 	}
-	check("far too slow, at the floor", e.autopilotStepWith(p, stepOf(100, 10*time.Second, 0, 14)), 10, waitroom.ReasonFloor)
+	// Far too slow, but the step after a cut: a fifth of the 14 inside,
+	// not the gradient (14 × 500ms/10s); then a fifth again, to the floor.
+	check("far too slow after a cut", e.autopilotStepWith(p, stepOf(100, 10*time.Second, 0, 14)), 11, waitroom.ReasonSlow)
+	check("far too slow, at the floor", e.autopilotStepWith(p, stepOf(100, 10*time.Second, 0, 11)), 10, waitroom.ReasonFloor)
 	p.Max = 11
 	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
 	if waitroom.AutopilotBounds[12] != 650e3 {

@@ -27,10 +27,11 @@ local AUTO_BOUNDS = {5e3, 10e3, 20e3, 35e3, 50e3, 75e3, 100e3, 150e3, 200e3, 300
   1e6, 1.3e6, 1.6e6, 2e6, 2.5e6, 3.2e6, 4e6, 5e6, 6.5e6, 8e6, 10e6, 15e6, 20e6, 30e6, 60e6}
 local NB = #AUTO_BOUNDS + 1
 local MIN_SAMPLES = 10 -- AutopilotMinSamples
+local MAX_CARRY = 3 -- AutopilotMaxCarry
 
 -- The reasons (AutopilotReason).
 local R_START, R_IDLE, R_RISE, R_UNUSED, R_SLOW, R_FAILING, R_DRAINING, R_PINNED, R_CEILING, R_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-local R_RECOVERING, R_AT_TARGET = 11, 12 -- 10 is Go's "frozen"
+local R_RECOVERING, R_AT_TARGET, R_SETTLING = 11, 12, 13 -- 10 is Go's "frozen"
 
 local function idiv(a, b) return math.floor(a / b) end
 local function clamp(l) return math.max(MIN, math.min(MAX, l)) end
@@ -88,15 +89,23 @@ local function decide(limit)
     end
     local base = limit
     if active > 0 and active < limit then base = active end
+    -- After a cut (or a hold while recovering) the latency still carries
+    -- the backlog the cut drains: a fifth, not the gradient.
+    local again = lr == R_SLOW or lr == R_FAILING or lr == R_FLOOR or lr == R_RECOVERING
     local nxt, why = idiv(base * 4, 5), R_SLOW
-    if slow then nxt = math.min(nxt, idiv(base * TARGET, lat)) end
-    if failing then nxt, why = math.min(nxt, idiv(base * (1000000 - errppm), 1000000)), R_FAILING end
+    if slow and not again then nxt = math.min(nxt, idiv(base * TARGET, lat)) end
+    if failing then
+      why = R_FAILING
+      if not again then nxt = math.min(nxt, idiv(base * (1000000 - errppm), 1000000)) end
+    end
     nxt = math.max(nxt, idiv(base, 2))
     if nxt < MIN then nxt, why = MIN, R_FLOOR end
     return nxt, why, lat, errppm
   end
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, errppm end
   if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, errppm end
+  -- A rise is judged with the raised limit in effect for a whole step.
+  if st.reason == R_RISE then return limit, R_SETTLING, lat, errppm end
   local step = math.max(1, idiv(limit, 20))
   if lat * 2 <= TARGET then step = math.max(2, idiv(limit, 10)) end
   local nxt = limit + step
@@ -118,8 +127,14 @@ if now - st.started >= INTERVAL then
   st.steps, st.lat, st.err, st.n, st.act, st.reason = st.steps + 1, lat, errppm, st.r, st.a, why
   out_reason = why
   decided = 1
-  st.started, st.e, st.r, st.a = now, 0, 0, 0
-  for i = 1, NB do b[i] = 0 end
+  st.started = now
+  if why == R_IDLE and (st.c or 0) < MAX_CARRY then
+    -- Too few to judge: the counts carry into the next step.
+    st.c = (st.c or 0) + 1
+  else
+    st.c, st.e, st.r, st.a = 0, 0, 0, 0
+    for i = 1, NB do b[i] = 0 end
+  end
 end
 if PIN >= 0 then
   st.limit, out_reason = PIN, R_PINNED
@@ -128,7 +143,7 @@ else
 end
 
 local args = {'limit', st.limit, 'started', st.started, 'steps', st.steps, 'lat', st.lat, 'err', st.err,
-  'n', st.n, 'act', st.act, 'reason', st.reason, 'e', st.e, 'r', st.r, 'a', st.a}
+  'n', st.n, 'act', st.act, 'reason', st.reason, 'e', st.e, 'r', st.r, 'a', st.a, 'c', st.c or 0}
 for i = 1, NB do
   args[#args + 1] = 'b' .. i
   args[#args + 1] = b[i]
