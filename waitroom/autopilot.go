@@ -225,6 +225,7 @@ const (
 	ReasonRecovering                        // over, but improving since the last cut: held
 	ReasonAtTarget                          // within the last quarter below the target: held
 	ReasonSettling                          // within target, raised the step before: held a step to see the rise's effect
+	ReasonBackoff                           // within target, but the latency grew by a quarter of it since the rise: the rise undone
 )
 
 // AutopilotState is the limit the store decided and what it decided on.
@@ -327,7 +328,10 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // in come in over the next step, and near the knee of the site's curve
 // the queue they add grows the latency a little each second rather than
 // at once. So a rise is followed by a step that holds (ReasonSettling),
-// judged with the raised limit in effect throughout; and a cut in the
+// judged with the raised limit in effect throughout, which undoes the
+// rise (ReasonBackoff) if its latency grew by more than a quarter of the
+// target since: the site did not absorb it, the knee is below (a queue
+// grows there, and would pass the target a few steps later); and a cut in the
 // step after a cut (or a hold while recovering) is a fifth, not the
 // gradient's: the latency then still carries the backlog the first cut
 // is draining, and cutting by it again would take the room to its floor.
@@ -385,6 +389,8 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		return int(next), why, lat, errPPM
 	case active*10 < L*8:
 		return limit, ReasonUnused, lat, errPPM
+	case last.Reason == ReasonRise && (lat-last.Latency.Microseconds())*4 > target:
+		return int(max(L-max(2, L/10), int64(p.Min))), ReasonBackoff, lat, errPPM
 	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, errPPM
 	case last.Reason == ReasonRise:

@@ -77,6 +77,8 @@ func (v *AutopilotView) ReasonText() string {
 		return fmt.Sprintf("%s / %s over but improving since the cut: holding", p, errs)
 	case ReasonAtTarget:
 		return fmt.Sprintf("%s, within a quarter of %s: holding", p, v.Target)
+	case ReasonBackoff:
+		return fmt.Sprintf("%s <= %s but grew by a quarter of it since the rise: undone", p, v.Target)
 	case ReasonSettling:
 		return fmt.Sprintf("%s <= %s, raised the step before: holding a step to see it", p, v.Target)
 	case ReasonFloor:

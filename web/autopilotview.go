@@ -61,7 +61,8 @@ var autopilotStates = [...]string{waitroom.ReasonStart: "start", waitroom.Reason
 	waitroom.ReasonUnused: "unused", waitroom.ReasonSlow: "slow", waitroom.ReasonErrors: "errors",
 	waitroom.ReasonDraining: "draining", waitroom.ReasonPinned: "pinned", waitroom.ReasonCeiling: "ceiling",
 	waitroom.ReasonFloor: "floor", waitroom.ReasonFrozen: "frozen", waitroom.ReasonRecovering: "recovering",
-	waitroom.ReasonAtTarget: "at_target", waitroom.ReasonSettling: "settling"}
+	waitroom.ReasonAtTarget: "at_target", waitroom.ReasonSettling: "settling",
+	waitroom.ReasonBackoff: "backoff"}
 
 // autopilotState is v's state name: "frozen" while the store is
 // unreachable, whatever the last reason was.

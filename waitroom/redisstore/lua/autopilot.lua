@@ -31,7 +31,7 @@ local MAX_CARRY = 3 -- AutopilotMaxCarry
 
 -- The reasons (AutopilotReason).
 local R_START, R_IDLE, R_RISE, R_UNUSED, R_SLOW, R_FAILING, R_DRAINING, R_PINNED, R_CEILING, R_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-local R_RECOVERING, R_AT_TARGET, R_SETTLING = 11, 12, 13 -- 10 is Go's "frozen"
+local R_RECOVERING, R_AT_TARGET, R_SETTLING, R_BACKOFF = 11, 12, 13, 14 -- 10 is Go's "frozen"
 
 local function idiv(a, b) return math.floor(a / b) end
 local function clamp(l) return math.max(MIN, math.min(MAX, l)) end
@@ -103,6 +103,11 @@ local function decide(limit)
     return nxt, why, lat, errppm
   end
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, errppm end
+  -- The step after a rise: latency grown by a quarter of the target
+  -- since undoes it.
+  if st.reason == R_RISE and (lat - st.lat) * 4 > TARGET then
+    return math.max(limit - math.max(2, idiv(limit, 10)), MIN), R_BACKOFF, lat, errppm
+  end
   if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, errppm end
   -- A rise is judged with the raised limit in effect for a whole step.
   if st.reason == R_RISE then return limit, R_SETTLING, lat, errppm end
