@@ -157,6 +157,13 @@ type simCrowd struct {
 	poll     time.Duration
 	inside   atomic.Int64
 	failed   atomic.Int64 // transport errors (a visitor's own timeout)
+
+	once sync.Once
+	// transport is every visitor's: http.DefaultTransport keeps two idle
+	// connections a host, so a crowd of them would open (and the gateway
+	// accept) a new connection for most requests, CPU that a busy machine
+	// then takes from the site's timing.
+	transport *http.Transport
 }
 
 func (c *simCrowd) run(ctx context.Context, n int) *sync.WaitGroup {
@@ -176,8 +183,12 @@ func (c *simCrowd) run(ctx context.Context, n int) *sync.WaitGroup {
 }
 
 func (c *simCrowd) visit(ctx context.Context, base string) {
+	c.once.Do(func() {
+		c.transport = http.DefaultTransport.(*http.Transport).Clone()
+		c.transport.MaxIdleConnsPerHost = 256
+	})
 	jar, _ := cookiejar.New(nil)
-	cl := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+	cl := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: c.transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string, accept string) (int, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)

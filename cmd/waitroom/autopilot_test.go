@@ -27,6 +27,11 @@ const (
 	simTarget  = 2 * time.Second
 	simStep    = 2 * time.Second
 	simPoll    = 3 * time.Second // a waiting visitor's poll
+	// simCrowdSize is how many visitors keep coming: twice the ideal, a
+	// third more than the site could serve even at twice its capacity,
+	// and no more, since each costs the machine CPU under the race detector
+	// and a starved process adds latency the site does not have.
+	simCrowdSize = int(2 * simIdeal)
 	// simSessionTTL is the room's session_ttl: a visitor whose release
 	// was lost keeps its slot this long after its last request.
 	simSessionTTL = 60 * time.Second
@@ -82,7 +87,7 @@ type simSample struct {
 	reason string
 }
 
-// watch samples the room on every gateway every 200ms until ctx ends.
+// watch samples the room on every gateway every 250ms until ctx ends.
 func watch(ctx context.Context, apps []*App) func() [][]simSample {
 	out := make([][]simSample, len(apps))
 	done := make(chan struct{})
@@ -97,7 +102,7 @@ func watch(ctx context.Context, apps []*App) func() [][]simSample {
 				}
 				out[i] = append(out[i], s)
 			}
-			sleepCtx(ctx, 200*time.Millisecond)
+			sleepCtx(ctx, 250*time.Millisecond)
 		}
 	}()
 	return func() [][]simSample { <-done; return out }
@@ -138,13 +143,6 @@ func limitAt(ss []simSample, t time.Time) int {
 // capacity doubles (the limit follows up within a minute) and its service
 // time triples (the limit falls within two steps, and the site recovers).
 func TestAutopilot_SimulatedSite(t *testing.T) {
-	// Not yet reliable on a shared, overloaded 2-core machine (its
-	// latency is the machine's as much as the site's): opt in with
-	// WAITROOM_AUTOPILOT_SIM=1 until its short version holds every
-	// property there (docs/autopilot.md, "Not done yet").
-	if os.Getenv("WAITROOM_AUTOPILOT_SIM") == "" {
-		t.Skip("the simulated-site runs are opt-in: WAITROOM_AUTOPILOT_SIM=1")
-	}
 	t.Parallel()
 	var auto, fixed simFigures
 	t.Run("runs", func(t *testing.T) {
@@ -155,7 +153,7 @@ func TestAutopilot_SimulatedSite(t *testing.T) {
 		t.Run("gateways=3", func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
-			simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()), false)
+			simulate(t, 3, fmt.Sprintf("store: { kind: redis, redis: { addrs: [%q], key_prefix: ap } }", srv.Addr()), true)
 		})
 		t.Run("fixed", func(t *testing.T) {
 			t.Parallel()
@@ -181,8 +179,12 @@ func simulateFixed(t *testing.T) simFigures {
 	defer cancel()
 	crowd := &simCrowd{gateways: []string{base}, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: simPoll}
 	start := time.Now()
-	wg := crowd.run(ctx, int(2.5*simIdeal))
-	converge, measure := simSpan(30*time.Second, 60*time.Second), simSpan(20*time.Second, 60*time.Second)
+	wg := crowd.run(ctx, simCrowdSize)
+	// A fixed limit has nothing to converge: the crowd is inside within
+	// the first seconds, and the site's figures settle once the first
+	// sessions have turned over. Shorter than the autopilot's runs, which
+	// it runs beside, to leave them the machine.
+	converge, measure := simSpan(20*time.Second, 60*time.Second), simSpan(15*time.Second, 60*time.Second)
 	time.Sleep(converge + measure)
 	cancel()
 	wg.Wait()
@@ -203,9 +205,11 @@ func simulate(t *testing.T, n int, store string, changes bool) simFigures {
 	crowd := &simCrowd{gateways: bases, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: simPoll}
 	start := time.Now()
 	samples := watch(ctx, apps)
-	wg := crowd.run(ctx, int(2.5*simIdeal))
+	wg := crowd.run(ctx, simCrowdSize)
 
-	converge, measure := simSpan(30*time.Second, 60*time.Second), simSpan(20*time.Second, 60*time.Second)
+	// Converged: from the floor, a rise every other step, and once past
+	// the knee a cut and its drain (the issue: "say 60 s").
+	converge, measure := simSpan(40*time.Second, 60*time.Second), simSpan(20*time.Second, 60*time.Second)
 	time.Sleep(converge + measure)
 	steady := time.Now()
 	var doubled, slow, end time.Time
@@ -216,7 +220,10 @@ func simulate(t *testing.T, n int, store string, changes bool) simFigures {
 		doubled = time.Now()
 		site.set(2*simWorkers, 3*simService) // service time tripled: the ideal is 13
 		slow = time.Now()
-		time.Sleep(simSpan(30*time.Second, 60*time.Second))
+		// The sessions inside when it tripled cannot be evicted: they keep
+		// the site's queue full for a session (16s), and the queue then
+		// drains at what the site serves beyond the lowered limit's load.
+		time.Sleep(simSpan(45*time.Second, 60*time.Second))
 		end = time.Now()
 	}
 	cancel()
@@ -227,11 +234,8 @@ func simulate(t *testing.T, n int, store string, changes bool) simFigures {
 	f := site.rec.figures(start.Add(converge), steady)
 	limit := meanLimit(ss[0], start.Add(converge), steady)
 	t.Logf("gateways=%d, %v after %v: %v, utilisation %.0f%%, mean limit %.1f (ideal %.0f)", n, measure, converge, f, 100*f.perSecond/(simWorkers/simService.Seconds()), limit, simIdeal)
-	// The site's own p90 over the window takes in the sawtooth's peaks
-	// (the controller judges each step's), and a starved machine's
-	// scheduling: a quarter's margin.
-	if f.p90 > simTarget*5/4 {
-		t.Errorf("steady p90 %v over the target %v (and a quarter)", f.p90, simTarget)
+	if f.p90 > simTarget {
+		t.Errorf("steady p90 %v over the target %v", f.p90, simTarget)
 	}
 	if f.share503 > 0.02 {
 		t.Errorf("steady 503 share %.1f%% over the 2%% bound", 100*f.share503)
@@ -303,13 +307,13 @@ func checkOneLimit(t *testing.T, ss [][]simSample) {
 	}
 }
 
-// logSteps logs the limit's moves, for the figures of docs/autopilot.md.
+// logSteps logs the limit's moves and every step's reason, for the figures of docs/autopilot.md.
 func logSteps(t *testing.T, ss []simSample, start time.Time) {
-	last := -1
+	last, why := -1, ""
 	for _, s := range ss {
-		if s.limit != last {
+		if s.limit != last || s.reason != why {
 			t.Logf("  %5.1fs limit %3d, %3d inside: %s", s.at.Sub(start).Seconds(), s.limit, s.active, s.reason)
-			last = s.limit
+			last, why = s.limit, s.reason
 		}
 	}
 }
