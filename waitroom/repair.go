@@ -125,8 +125,14 @@ const maxKept = 4096
 type keptRelease struct {
 	room, visitor, how string
 	at                 time.Time
-	pending            bool // the store has not taken it yet
-	replay             bool // pending as a replay a tick ran out before
+	// storeAt is the store's clock when it took the release (zero while
+	// it has not): the replay ends only a session begun by then
+	// (Store.ReleaseAt), so a later session of the same visitor (back in
+	// line and admitted again) is left alone. A replay kept for the next
+	// tick (replay) keeps it.
+	storeAt time.Time
+	pending bool // the store has not taken it yet
+	replay  bool // pending as a replay a tick ran out before
 }
 
 // releases keeps the releases of the last replayWindow that the store
@@ -322,7 +328,15 @@ func (rs *Rooms) retryRelease(ctx context.Context, k keptRelease, now time.Time,
 		rs.releases.keep(k, false)
 		return false, false
 	}
-	err := rs.store.Release(ctx, k.room, k.visitor)
+	// A replay ends only a session begun by the time the store took the
+	// release (k.storeAt), a replay kept for the next tick too. A release
+	// the store never took is unconditional (storeAt zero): there is no
+	// store time to compare with, and none is needed: no admission
+	// happens while there is no master, the visitor's session still runs
+	// in the store meanwhile (so the visitor is not admitted anew), and
+	// the first tick that reaches the store after it is back applies it:
+	// the session it ends is the one its release was for.
+	at, err := rs.store.ReleaseAt(ctx, k.room, k.visitor, k.storeAt)
 	switch {
 	case err != nil && !errors.Is(err, ErrNotFound):
 		// Any failure (no master, the tick's deadline, a refused
@@ -340,11 +354,12 @@ func (rs *Rooms) retryRelease(ctx context.Context, k keptRelease, now time.Time,
 		if err == nil {
 			rs.obs.Released(rs.labelOf(k.room), k.how)
 		}
-		rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now}, true)
+		rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now, storeAt: at}, true)
 		return true, false
 	case err == nil:
 		rs.obs.Restored(rs.labelOf(k.room), "release") // a release the store had lost
 	}
-	// ErrNotFound for a replay: the store has it right already.
+	// ErrNotFound for a replay: the store has it right already, or the
+	// visitor's session began after the release (left alone).
 	return false, false
 }

@@ -291,7 +291,14 @@ local function counted(now, n, ttl)
   end
 end
 
--- admit gives the visitor a session of dur microseconds from now.
+-- admit gives the visitor a session of dur microseconds from now. Its
+-- callers record when a new session began in K_BEGAN (id to microseconds,
+-- this clock), a tick's all in one HSET, so that a release a gateway
+-- replays after a repair (release.lua's conditional form) ends only the
+-- sessions begun before that release. A session put back by a repair
+-- began before the loss: readmit leaves it no entry, which reads as 0
+-- (its admission time is lost with it), and decide.lua's restore from a
+-- cookie records the cookie's ENTERED.
 local function admit(id, now, dur)
   local untilUs = now + dur
   redis.call('ZADD', K_ACTIVE, untilUs, id)
@@ -445,6 +452,11 @@ local function readmit(hint, adm, base, now, L)
   for i = 1, #ids, 2 do
     drop(ids[i], tonumber(ids[i + 1]), base)
     admit(ids[i], now, first)
+    -- It began before the loss, so before any release a gateway may
+    -- replay: no entry in K_BEGAN reads as 0, which a replay ends. One
+    -- HDEL each: max_active + BATCH ids may pass unpack's bound, and this
+    -- runs once per failover.
+    redis.call('HDEL', K_BEGAN, ids[i])
   end
   local to = hint
   if n == cap then
