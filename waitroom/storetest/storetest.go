@@ -86,6 +86,7 @@ var cases = []testCase{
 	{"Progress", many, testProgress},
 	{"ProgressBoundsPosition", many, testProgressBoundsPosition},
 	{"Release", many, testRelease},
+	{"ReleaseAt", many, testReleaseAt},
 	{"LeftTickets", many, testLeftTickets},
 	{"Expiry", many, testExpiry},
 	{"SlidingRenewal", many, testSlidingRenewal},
