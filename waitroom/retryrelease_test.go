@@ -16,11 +16,16 @@ type releaseCounter struct {
 }
 
 func (s *releaseCounter) Release(ctx context.Context, room, visitor string) error {
+	_, err := s.ReleaseAt(ctx, room, visitor, time.Time{})
+	return err
+}
+
+func (s *releaseCounter) ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (time.Time, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
-		return ErrUnavailable
+		return time.Time{}, ErrUnavailable
 	}
-	return ErrNotFound
+	return time.Now(), ErrNotFound
 }
 
 // A replay the tick runs out of time for is kept and applied by the next
