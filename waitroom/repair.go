@@ -155,49 +155,82 @@ const maxPendingAge = 10 * time.Minute
 const maxPendingPerRoom = maxKept / 4
 
 // keep records a release the store took (ok) or could not take, and
-// reports whether it is the first pending one (an outage begins). A
-// pending release of a visitor already pending replaces it (one visitor's
-// repeated leaves keep one entry), and a room with maxPendingPerRoom
-// pending drops its own oldest, never another room's.
+// reports whether it is the first pending one (an outage begins). One
+// visitor keeps one pending release, the one that ends more (ends): its
+// repeated leaves keep one entry, and a replay of an older release, which
+// spares a later session, never displaces a newer one that ends it. A
+// room with maxPendingPerRoom pending, or a full list, drops a replay
+// first (the store took it once already), then the room's own oldest,
+// never another room's genuine one.
 func (rl *releases) keep(k keptRelease, ok bool) (first bool) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	k.pending = !ok
-	list := &rl.pending
-	if !ok {
-		first = len(rl.pending) == 0
-		n, oldest := 0, -1
-		for i, p := range rl.pending {
-			if p.room != k.room {
-				continue
-			}
-			if p.visitor == k.visitor {
-				rl.pending = append(rl.pending[:i], rl.pending[i+1:]...)
-				n, oldest = 0, -1
-				break
-			}
-			if n++; oldest < 0 {
-				oldest = i
-			}
-		}
-		if n >= maxPendingPerRoom {
-			rl.pending = append(rl.pending[:oldest], rl.pending[oldest+1:]...)
-		}
-	}
 	if ok {
-		list = &rl.done
 		// Oldest first: drop those out of the window.
 		i := 0
 		for i < len(rl.done) && k.at.Sub(rl.done[i].at) > replayWindow {
 			i++
 		}
 		rl.done = rl.done[i:]
+		if len(rl.done) >= maxKept {
+			rl.done = rl.done[1:]
+		}
+		rl.done = append(rl.done, k)
+		return false
 	}
-	if len(*list) >= maxKept {
-		*list = (*list)[1:]
+	first = len(rl.pending) == 0
+	// The oldest of the room's, of its replays, and of anyone's replays.
+	n, mine, myReplay, replayed := 0, -1, -1, -1
+	for i, p := range rl.pending {
+		if p.room == k.room && p.visitor == k.visitor {
+			if ends(p, k) {
+				return first
+			}
+			rl.pending = append(rl.pending[:i], rl.pending[i+1:]...)
+			rl.pending = append(rl.pending, k)
+			return first
+		}
+		if p.replay && replayed < 0 {
+			replayed = i
+		}
+		if p.room == k.room {
+			if n++; mine < 0 {
+				mine = i
+			}
+			if p.replay && myReplay < 0 {
+				myReplay = i
+			}
+		}
 	}
-	*list = append(*list, k)
+	drop := -1
+	switch {
+	case n >= maxPendingPerRoom && myReplay >= 0:
+		drop = myReplay
+	case n >= maxPendingPerRoom:
+		drop = mine
+	case len(rl.pending) >= maxKept && replayed >= 0:
+		drop = replayed
+	case len(rl.pending) >= maxKept && mine >= 0:
+		drop = mine
+	case len(rl.pending) >= maxKept:
+		drop = 0 // more rooms at their cap than the list holds: the oldest
+	}
+	if drop >= 0 {
+		rl.pending = append(rl.pending[:drop], rl.pending[drop+1:]...)
+	}
+	rl.pending = append(rl.pending, k)
 	return first
+}
+
+// ends reports whether release a ends every session b would: a
+// release with no store time ends whatever session runs; of two replays,
+// the later store time ends more.
+func ends(a, b keptRelease) bool {
+	if a.storeAt.IsZero() {
+		return !b.storeAt.IsZero()
+	}
+	return !b.storeAt.IsZero() && !a.storeAt.Before(b.storeAt)
 }
 
 // take removes and returns the pending releases of room, and, with

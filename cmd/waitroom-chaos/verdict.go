@@ -72,11 +72,17 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 		}
 	}
 	v.Inversions, v.Overtaken, v.InversionExample = inversions(vs, room)
+	// The allowance is for a new master only: a fault that promotes
+	// nothing (a gateway killed) gets none.
+	slack := 0
+	if w.Promoted > w.At {
+		slack = settleSlack(room)
+	}
 	for _, x := range vs {
 		if len(x.admits) > 0 {
 			v.Admitted++
 		}
-		if g := growth(x, w.At, settled(w, room), settleSlack(room)); g > 0 || x.lost {
+		if g := growth(x, w.At, settled(w, room), slack); g > 0 || x.lost {
 			v.PlacesLost++
 			v.MaxGrowth = max(v.MaxGrowth, g)
 			if v.PlaceExample == "" {
