@@ -146,8 +146,12 @@ func (a *Admitter) Tick(ctx context.Context) {
 	}
 	// Releases the store could not take (no master, or a tick that ran
 	// out while applying them) go before the admission, so it sees the
-	// slots they free.
-	a.rs.retryReleases(tctx, a.lr, false, time.Now())
+	// slots they free; within half the tick, so that a thousand kept
+	// leaves each waiting for a replica still resyncing never starve the
+	// admission itself (the rest go next tick).
+	rctx, rcancel := context.WithTimeout(tctx, a.lr.room().Tick/2)
+	a.rs.retryReleases(rctx, a.lr, false, time.Now())
+	rcancel()
 	// The marks of the polls answered from anchors go first, so the
 	// tick's abandonment sees them.
 	if vs := a.lr.marks.take(); len(vs) > 0 {

@@ -326,7 +326,8 @@ type Stats struct {
 	// tickets up to it put back as they return, admissions held a moment.
 	// Every instance's tick reads it, so each notices every repair.
 	Repairs int64
-	// Counter is the last ticket number handed out, and HighestAdmitted
+	// Counter is the last ticket number handed out (not the numbers a
+	// repair skipped past it), and HighestAdmitted
 	// the highest ticket admitted (0 for none, and in a Random room): the
 	// store's high-water marks. Every instance's tick folds them into what
 	// it tells the store as Visitor.Known and KnownAdmitted, so after a

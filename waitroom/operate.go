@@ -84,11 +84,14 @@ func (rs *Rooms) AdmitNow(ctx context.Context, room string, n int) (Admitted, er
 // down, or failing over) is kept and retried by the room's ticks for up
 // to maxPendingAge, and nil is returned: the session is over as far as
 // the caller is concerned. Releases the store took are kept for
-// replayWindow, to apply again if a failover lost them (repair.go).
+// replayWindow, to apply again if a failover lost them (repair.go),
+// with the store's clock at the release: the replay ends only a session
+// begun by then, never a later one of the same visitor.
 func (rs *Rooms) Release(ctx context.Context, room, visitor, how string, entered time.Time) error {
 	rs.sessions.Load().drop(room, visitor)
 	k := keptRelease{room: room, visitor: visitor, how: how, at: time.Now()}
-	if err := rs.store.Release(ctx, room, visitor); err != nil {
+	at, err := rs.store.ReleaseAt(ctx, room, visitor, time.Time{})
+	if err != nil {
 		if errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
 			if rs.releases.keep(k, false) {
 				// One line per outage, not per release: a flood of leaves
@@ -100,6 +103,7 @@ func (rs *Rooms) Release(ctx context.Context, room, visitor, how string, entered
 		}
 		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
+	k.storeAt = at
 	rs.releases.keep(k, true)
 	rs.obs.Released(rs.labelOf(room), how)
 	if !entered.IsZero() {

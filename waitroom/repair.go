@@ -125,8 +125,14 @@ const maxKept = 4096
 type keptRelease struct {
 	room, visitor, how string
 	at                 time.Time
-	pending            bool // the store has not taken it yet
-	replay             bool // pending as a replay a tick ran out before
+	// storeAt is the store's clock when it took the release (zero while
+	// it has not): the replay ends only a session begun by then
+	// (Store.ReleaseAt), so a later session of the same visitor (back in
+	// line and admitted again) is left alone. A replay kept for the next
+	// tick (replay) keeps it.
+	storeAt time.Time
+	pending bool // the store has not taken it yet
+	replay  bool // pending as a replay a tick ran out before
 }
 
 // releases keeps the releases of the last replayWindow that the store
@@ -149,49 +155,82 @@ const maxPendingAge = 10 * time.Minute
 const maxPendingPerRoom = maxKept / 4
 
 // keep records a release the store took (ok) or could not take, and
-// reports whether it is the first pending one (an outage begins). A
-// pending release of a visitor already pending replaces it (one visitor's
-// repeated leaves keep one entry), and a room with maxPendingPerRoom
-// pending drops its own oldest, never another room's.
+// reports whether it is the first pending one (an outage begins). One
+// visitor keeps one pending release, the one that ends more (ends): its
+// repeated leaves keep one entry, and a replay of an older release, which
+// spares a later session, never displaces a newer one that ends it. A
+// room with maxPendingPerRoom pending, or a full list, drops a replay
+// first (the store took it once already), then the room's own oldest,
+// never another room's genuine one.
 func (rl *releases) keep(k keptRelease, ok bool) (first bool) {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	k.pending = !ok
-	list := &rl.pending
-	if !ok {
-		first = len(rl.pending) == 0
-		n, oldest := 0, -1
-		for i, p := range rl.pending {
-			if p.room != k.room {
-				continue
-			}
-			if p.visitor == k.visitor {
-				rl.pending = append(rl.pending[:i], rl.pending[i+1:]...)
-				n, oldest = 0, -1
-				break
-			}
-			if n++; oldest < 0 {
-				oldest = i
-			}
-		}
-		if n >= maxPendingPerRoom {
-			rl.pending = append(rl.pending[:oldest], rl.pending[oldest+1:]...)
-		}
-	}
 	if ok {
-		list = &rl.done
 		// Oldest first: drop those out of the window.
 		i := 0
 		for i < len(rl.done) && k.at.Sub(rl.done[i].at) > replayWindow {
 			i++
 		}
 		rl.done = rl.done[i:]
+		if len(rl.done) >= maxKept {
+			rl.done = rl.done[1:]
+		}
+		rl.done = append(rl.done, k)
+		return false
 	}
-	if len(*list) >= maxKept {
-		*list = (*list)[1:]
+	first = len(rl.pending) == 0
+	// The oldest of the room's, of its replays, and of anyone's replays.
+	n, mine, myReplay, replayed := 0, -1, -1, -1
+	for i, p := range rl.pending {
+		if p.room == k.room && p.visitor == k.visitor {
+			if ends(p, k) {
+				return first
+			}
+			rl.pending = append(rl.pending[:i], rl.pending[i+1:]...)
+			rl.pending = append(rl.pending, k)
+			return first
+		}
+		if p.replay && replayed < 0 {
+			replayed = i
+		}
+		if p.room == k.room {
+			if n++; mine < 0 {
+				mine = i
+			}
+			if p.replay && myReplay < 0 {
+				myReplay = i
+			}
+		}
 	}
-	*list = append(*list, k)
+	drop := -1
+	switch {
+	case n >= maxPendingPerRoom && myReplay >= 0:
+		drop = myReplay
+	case n >= maxPendingPerRoom:
+		drop = mine
+	case len(rl.pending) >= maxKept && replayed >= 0:
+		drop = replayed
+	case len(rl.pending) >= maxKept && mine >= 0:
+		drop = mine
+	case len(rl.pending) >= maxKept:
+		drop = 0 // more rooms at their cap than the list holds: the oldest
+	}
+	if drop >= 0 {
+		rl.pending = append(rl.pending[:drop], rl.pending[drop+1:]...)
+	}
+	rl.pending = append(rl.pending, k)
 	return first
+}
+
+// ends reports whether release a ends every session b would: a
+// release with no store time ends whatever session runs; of two replays,
+// the later store time ends more.
+func ends(a, b keptRelease) bool {
+	if a.storeAt.IsZero() {
+		return !b.storeAt.IsZero()
+	}
+	return !b.storeAt.IsZero() && !a.storeAt.Before(b.storeAt)
 }
 
 // take removes and returns the pending releases of room, and, with
@@ -322,7 +361,15 @@ func (rs *Rooms) retryRelease(ctx context.Context, k keptRelease, now time.Time,
 		rs.releases.keep(k, false)
 		return false, false
 	}
-	err := rs.store.Release(ctx, k.room, k.visitor)
+	// A replay ends only a session begun by the time the store took the
+	// release (k.storeAt), a replay kept for the next tick too. A release
+	// the store never took is unconditional (storeAt zero): there is no
+	// store time to compare with, and none is needed: no admission
+	// happens while there is no master, the visitor's session still runs
+	// in the store meanwhile (so the visitor is not admitted anew), and
+	// the first tick that reaches the store after it is back applies it:
+	// the session it ends is the one its release was for.
+	at, err := rs.store.ReleaseAt(ctx, k.room, k.visitor, k.storeAt)
 	switch {
 	case err != nil && !errors.Is(err, ErrNotFound):
 		// Any failure (no master, the tick's deadline, a refused
@@ -340,11 +387,12 @@ func (rs *Rooms) retryRelease(ctx context.Context, k keptRelease, now time.Time,
 		if err == nil {
 			rs.obs.Released(rs.labelOf(k.room), k.how)
 		}
-		rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now}, true)
+		rs.releases.keep(keptRelease{room: k.room, visitor: k.visitor, how: k.how, at: now, storeAt: at}, true)
 		return true, false
 	case err == nil:
 		rs.obs.Restored(rs.labelOf(k.room), "release") // a release the store had lost
 	}
-	// ErrNotFound for a replay: the store has it right already.
+	// ErrNotFound for a replay: the store has it right already, or the
+	// visitor's session began after the release (left alone).
 	return false, false
 }

@@ -101,6 +101,71 @@ func TestRooms_ReleaseLostInAFailoverIsAppliedAgain(t *testing.T) {
 	}
 }
 
+// The replay after a repair ends only the sessions the kept releases
+// were for: a visitor released, back in line and admitted again (a new
+// session, the same visitor ID) before a failover that lost nothing of
+// that, keeps its new session when the tick that notices the repair
+// applies the kept releases again. The release the failover did lose is
+// shown applied in TestRooms_ReleaseLostInAFailoverIsAppliedAgain.
+func TestRooms_ReplayedReleaseSparesALaterSession(t *testing.T) {
+	srv := redistest.Start(t)
+	rooms, store, obs, ad := repairRooms(t, srv.NewClient())
+	ctx := context.Background()
+	lim := testRoom("concert", 1).Limits
+	lim.RecoveryGrace = time.Minute
+	v1, d1, err := storetest.Enter(ctx, store, "concert", lim, waitroom.NewVisitorID())
+	if err != nil || d1.State != waitroom.StateAdmitted {
+		t.Fatalf("first visitor: %+v, %v", d1, err)
+	}
+	ad.Tick(ctx)
+	if err := rooms.Release(ctx, "concert", v1.ID, "upstream", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// Back as a newcomer with the same ID (an account id, or its cookie's
+	// Visitor): let in at once, a new session.
+	again, d, err := storetest.Enter(ctx, store, "concert", lim, v1.ID)
+	if err != nil || d.State != waitroom.StateAdmitted {
+		t.Fatalf("the same visitor back: %+v, %v; want admitted again", d, err)
+	}
+	again.Until, again.Entered = d.Until, time.Now() // as the gate seals it
+	c := srv.Client()
+	dumps := map[string]string{}
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		dumps[k] = c.Dump(ctx, k).Val()
+	}
+	// A join after the snapshot, which the failover loses: its ticket,
+	// above the counter then, is how the store finds the repair.
+	late, dl, err := storetest.Enter(ctx, store, "concert", lim, waitroom.NewVisitorID())
+	if err != nil || dl.State != waitroom.StateWaiting {
+		t.Fatalf("a visitor joining a full room: %+v, %v", dl, err)
+	}
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		c.Del(ctx, k)
+	}
+	for k, d := range dumps {
+		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late.Seen = time.Now()
+	if d, err := store.Decide(ctx, "concert", lim, late, waitroom.JoinNone); err != nil || !d.Repaired {
+		t.Fatalf("the lost join back: %+v, %v; want the room repaired", d, err)
+	}
+	ad.Tick(ctx) // notices the repair and replays the kept release
+	if n := obs.failovers.Load(); n != 1 {
+		t.Fatalf("failovers counted %d, want 1: the replay did not run", n)
+	}
+	if d, err := store.Decide(ctx, "concert", lim, again, waitroom.JoinNone); err != nil || d.State != waitroom.StateAdmitted {
+		t.Errorf("the visitor's later session after the replay: %+v, %v; want still admitted", d, err)
+	}
+	if st, err := store.Stats(ctx, "concert"); err != nil || st.Active != 1 || st.Released != 1 {
+		t.Errorf("stats %+v, %v; want 1 inside, 1 released (the first session only)", st, err)
+	}
+	if n := obs.restoredReleases.Load(); n != 0 {
+		t.Errorf("releases restored %d, want 0 (the store had it)", n)
+	}
+}
+
 // A release that reaches the gateway while the store cannot answer (no
 // master) is not lost: Release keeps it and says so with no error, and
 // the first tick that reaches the store applies it.

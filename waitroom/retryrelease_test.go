@@ -16,11 +16,16 @@ type releaseCounter struct {
 }
 
 func (s *releaseCounter) Release(ctx context.Context, room, visitor string) error {
+	_, err := s.ReleaseAt(ctx, room, visitor, time.Time{})
+	return err
+}
+
+func (s *releaseCounter) ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (time.Time, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
-		return ErrUnavailable
+		return time.Time{}, ErrUnavailable
 	}
-	return ErrNotFound
+	return time.Now(), ErrNotFound
 }
 
 // A replay the tick runs out of time for is kept and applied by the next
@@ -59,5 +64,53 @@ func TestRetryReleases_ReplayOutlastingTheTickIsKept(t *testing.T) {
 	rs.retryReleases(context.Background(), lr, false, now)
 	if n := store.calls.Load(); n != 0 {
 		t.Errorf("a tick after they were applied asked %d times, want 0", n)
+	}
+}
+
+// One visitor keeps the pending release that ends more: a replay of an
+// older release (which spares a later session) never displaces a newer
+// one the store has not taken (which ends whatever runs), whichever
+// comes last; of two replays the later store time stays. A room at its
+// cap drops a replay before a release the store never took.
+func TestReleases_KeepTheStrongerAndDropReplaysFirst(t *testing.T) {
+	now := time.Now()
+	var rl releases
+	p := keptRelease{room: "concert", visitor: "v", how: "upstream", at: now}
+	d1 := keptRelease{room: "concert", visitor: "v", how: "upstream", at: now.Add(-time.Second), storeAt: now.Add(-time.Second), replay: true}
+	rl.keep(p, false)
+	rl.keep(d1, false)
+	if got := rl.take("concert", false, now); len(got) != 1 || !got[0].storeAt.IsZero() {
+		t.Fatalf("a replay kept after a release never taken: %+v, want the release never taken alone", got)
+	}
+	d2 := d1
+	d2.storeAt = now
+	rl.keep(d2, false)
+	rl.keep(d1, false)
+	if got := rl.take("concert", false, now); len(got) != 1 || !got[0].storeAt.Equal(now) {
+		t.Fatalf("two replays: %+v, want the later store time alone", got)
+	}
+	rl.keep(d1, false)
+	rl.keep(p, false)
+	if got := rl.take("concert", false, now); len(got) != 1 || !got[0].storeAt.IsZero() {
+		t.Fatalf("a release never taken after a replay: %+v, want it alone", got)
+	}
+
+	var full releases
+	full.keep(keptRelease{room: "concert", visitor: "replayed", at: now, storeAt: now, replay: true}, false)
+	for i := range maxPendingPerRoom - 1 {
+		full.keep(keptRelease{room: "concert", visitor: NewVisitorID(), at: now.Add(time.Duration(i))}, false)
+	}
+	full.keep(keptRelease{room: "concert", visitor: "newest", at: now}, false)
+	got := full.take("concert", false, now)
+	if len(got) != maxPendingPerRoom {
+		t.Fatalf("%d kept, want the cap %d", len(got), maxPendingPerRoom)
+	}
+	for _, k := range got {
+		if k.visitor == "replayed" {
+			t.Fatal("the room at its cap dropped a release never taken before the replay")
+		}
+	}
+	if got[len(got)-1].visitor != "newest" {
+		t.Errorf("the newest release was not kept")
 	}
 }

@@ -189,9 +189,26 @@ type Line interface {
 	// moved. Errors: ErrUnavailable, ErrClosed.
 	Touch(ctx context.Context, room string, lim Limits, vs []Visitor) error
 
-	// Release ends the visitor's session or gives up its place in line.
-	// Errors: ErrNotFound, ErrUnavailable, ErrClosed.
+	// Release ends the visitor's session or gives up its place in line:
+	// ReleaseAt with a zero began. Errors: ErrNotFound, ErrUnavailable,
+	// ErrClosed.
 	Release(ctx context.Context, room, visitor string) error
+
+	// ReleaseAt is Release, conditional and timed: with began not zero it
+	// ends the visitor's session only if that session began at or before
+	// began by the store's clock; a later one is left alone and answers
+	// ErrNotFound. A session the store put back after a loss began before
+	// it: at its cookie's Visitor.Entered, or (redisstore's lost
+	// admissions) at its holder's last poll in line, else at 0. A place in
+	// line is given up whatever began says. at is the store's clock when
+	// it released (or found nothing to release): what a gateway keeps to
+	// apply the release again after a failover, as began, so that replay
+	// never ends a later session of the same visitor (repair.go). The
+	// store's clock is its own: on Redis, the server's TIME, which another
+	// server after a failover may read a little differently (redisstore's
+	// doc, "Replayed releases"). Errors: ErrNotFound, ErrUnavailable,
+	// ErrClosed.
+	ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (at time.Time, err error)
 
 	// Stats returns a snapshot of the room. Errors: ErrUnavailable, ErrClosed.
 	Stats(ctx context.Context, room string) (Stats, error)

@@ -72,11 +72,17 @@ func check(vs []*Visitor, visits []visit, anonymous int, room Room, w Window) Ve
 		}
 	}
 	v.Inversions, v.Overtaken, v.InversionExample = inversions(vs, room)
+	// The allowance is for a new master only: a fault that promotes
+	// nothing (a gateway killed) gets none.
+	slack := 0
+	if w.Promoted > w.At {
+		slack = settleSlack(room)
+	}
 	for _, x := range vs {
 		if len(x.admits) > 0 {
 			v.Admitted++
 		}
-		if g := growth(x, w.At, settled(w, room), settleSlack(room)); g > 0 || x.lost {
+		if g := growth(x, w.At, settled(w, room), slack); g > 0 || x.lost {
 			v.PlacesLost++
 			v.MaxGrowth = max(v.MaxGrowth, g)
 			if v.PlaceExample == "" {
@@ -327,8 +333,15 @@ func (v Verdict) Problems(w Window, tick time.Duration) []string {
 	add(v.FiveXX > 0, "%d answers 5xx from the gateways", v.FiveXX)
 	add(v.Refused > 0, "%d requests refused while held (errors, not the line's answer)", v.Refused)
 	add(v.LetThrough > 0, "%d visitors let in while there was no master", v.LetThrough)
-	add(!v.Resumed || v.HeldAfterFault > w.Bound+Resolution,
-		"admissions resumed %.2fs after the fault (seen: %v), bound %s + %s resolution", v.HeldAfterFault.Seconds(), v.Resumed, w.Bound, Resolution)
+	// The bound after the fault assumes the store promotes in its usual
+	// time; a promotion the store itself made late (Sentinel retrying an
+	// election after failover-timeout, seen once in 60 runs on a loaded
+	// machine: +12.9 s with down-after 1 s) moves it along, since nothing
+	// can be admitted before there is a master. The bound after the
+	// promotion, below, is the gateways' own.
+	bound := max(w.Bound, w.Promoted-w.At+2*tick)
+	add(!v.Resumed || v.HeldAfterFault > bound+Resolution,
+		"admissions resumed %.2fs after the fault (seen: %v), bound %s + %s resolution", v.HeldAfterFault.Seconds(), v.Resumed, bound, Resolution)
 	if w.Promoted > w.At {
 		add(v.HeldAfterPromotion > 2*tick+Resolution,
 			"admissions resumed %.2fs after the promotion, bound 2 ticks (%s) + %s resolution", v.HeldAfterPromotion.Seconds(), 2*tick, Resolution)

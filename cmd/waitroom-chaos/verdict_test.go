@@ -105,6 +105,12 @@ func TestCheck_Problems(t *testing.T) {
 	if p := v.Problems(w, room.Tick); len(p) != 0 || v.HeldAfterFault != 2500*time.Millisecond || v.HeldAfterPromotion != 500*time.Millisecond {
 		t.Errorf("a clean run: problems %q, held %s and %s after the promotion", p, v.HeldAfterFault, v.HeldAfterPromotion)
 	}
+	// A promotion the store made late moves the bound after the fault.
+	slow := Window{At: 10 * s, Promoted: 20 * s, Bound: 4 * s, End: 40 * s}
+	resumed := []*Visitor{in(0, 9*s, 9500*time.Millisecond), in(1, 20*s, 20600*time.Millisecond)}
+	if p := check(resumed, visits, 0, room, slow).Problems(slow, room.Tick); len(p) != 0 {
+		t.Errorf("resumed 0.6s after a promotion the store made 10s after the fault: problems %q", p)
+	}
 	late := []*Visitor{in(0, 9*s, 9500*time.Millisecond), in(1, 20*s, 20500*time.Millisecond)}
 	late[1].failures = []failure{{at: 11 * s, status: 502}, {at: 11 * s, dead: true}}
 	twice := append(visits, visit{visitor: 0, epoch: 2, first: 21 * s, last: 21 * s})

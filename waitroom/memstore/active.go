@@ -18,6 +18,10 @@ type session struct {
 	// was last heard, for SessionClients.
 	started time.Time
 	clients []clientUse
+	// began is when the session was admitted, for ReleaseAt; for one put
+	// back after a loss (restore), its cookie's Visitor.Entered, zero for
+	// none: it began before the loss.
+	began time.Time
 }
 
 // clientUse is one client of a session and when it was last heard.

@@ -225,6 +225,11 @@ func (r *room) restore(now time.Time, lim waitroom.Limits, v waitroom.Visitor, l
 	r.totals.Joined++
 	if inside && r.active.len() < lim.MaxActive {
 		s := r.active.add(v.ID, v.Ticket, minTime(v.Until, now.Add(lim.SessionTTL)))
+		// It began when its cookie says (zero when it does not), before
+		// the loss: ReleaseAt's began compares with that.
+		if !v.Entered.IsZero() {
+			s.began = minTime(v.Entered, now)
+		}
 		return waitroom.Decision{State: waitroom.StateAdmitted, Ticket: v.Ticket, Until: s.until, Joined: true, Placed: true,
 			Restored: waitroom.RestoreInside, GraceStarted: started}, true
 	}

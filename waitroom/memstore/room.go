@@ -269,7 +269,9 @@ func (r *room) inGrace(now time.Time) bool {
 func (r *room) admit(id string, ticket int64, now time.Time, d time.Duration) *session {
 	r.totals.AdmittedTotal++
 	r.minute.add(now)
-	return r.active.add(id, ticket, now.Add(d))
+	s := r.active.add(id, ticket, now.Add(d))
+	s.began = now
+	return s
 }
 
 // firstSession is the session a tick gives: short enough that a visitor who
@@ -360,9 +362,12 @@ func (r *room) drop(w *waiter) {
 }
 
 // release ends the visitor's session or gives up its place.
-func (r *room) release(now time.Time, id string) bool {
+func (r *room) release(now time.Time, id string, began time.Time) bool {
 	r.expire(now)
 	if s := r.active.get(id); s != nil {
+		if !began.IsZero() && s.began.After(began) {
+			return false // a later session than the release replayed: nobody released it
+		}
 		r.active.remove(s)
 		if r.mend > 0 {
 			// Ended after a repair: a copy of its cookie sealed before the

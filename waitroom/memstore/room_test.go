@@ -150,7 +150,7 @@ func TestRoom_RandomOperationsKeepItConsistent(t *testing.T) {
 				t.Fatalf("step %d: admitN(%d) with %d free, %d eligible admitted %d", step, n, free, eligible, a.Admitted)
 			}
 		case op < 9:
-			r.release(now, id)
+			r.release(now, id, time.Time{})
 		default:
 			r.stats(now)
 		}

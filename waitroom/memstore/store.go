@@ -87,18 +87,26 @@ func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs 
 // Release implements waitroom.Store. Errors: waitroom.ErrNotFound,
 // waitroom.ErrClosed, ctx's error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {
+	_, err := s.ReleaseAt(ctx, room, visitor, time.Time{})
+	return err
+}
+
+// ReleaseAt implements waitroom.Store: at is the room's clock (the store's
+// clock, never behind the room's earlier calls). Errors:
+// waitroom.ErrNotFound, waitroom.ErrClosed, ctx's error.
+func (s *Store) ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (time.Time, error) {
 	r, now, err := s.enter(ctx, room, false)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if r == nil {
-		return waitroom.ErrNotFound
+		return s.clock(), waitroom.ErrNotFound
 	}
 	defer r.mu.Unlock()
-	if !r.release(now, visitor) {
-		return waitroom.ErrNotFound
+	if !r.release(now, visitor, began) {
+		return now, waitroom.ErrNotFound
 	}
-	return nil
+	return now, nil
 }
 
 // Stats implements waitroom.Store; a room never used reads as empty.

@@ -107,6 +107,10 @@ func (t *timedStore) Release(ctx context.Context, room, visitor string) error {
 	return timedErr(t, opRelease, func() error { return t.s.Release(ctx, room, visitor) })
 }
 
+func (t *timedStore) ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (time.Time, error) {
+	return timed(t, opRelease, func() (time.Time, error) { return t.s.ReleaseAt(ctx, room, visitor, began) })
+}
+
 func (t *timedStore) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
 	return timed(t, opStats, func() (waitroom.Stats, error) { return t.s.Stats(ctx, room) })
 }

@@ -39,6 +39,14 @@
 //	{wr:R}:override  hash        the runtime override (admin API): max_active, admit_rate as
 //	                             written in YAML ("300/m", "unlimited"), mode, message, and
 //	                             changed (microseconds); a field absent keeps the configuration
+//	{wr:R}:placed    string      a bit per ticket from pbase on, set once the ticket is used (the
+//	                             placement window, common.lua)
+//	{wr:R}:clients   hash        visitor id to "started|client@seen,…": a session's first use and
+//	                             its clients (session_max, session_clients)
+//	{wr:R}:began     hash        visitor id to when its session began (microseconds, TIME): for
+//	                             ReleaseAt (see Replayed releases); written with the admission
+//	                             (a tick's all in one HSET), removed wherever a session leaves
+//	                             active, the lifetime of the data keys; no field reads as 0
 //
 // Two more keys serve every room, each under a hash tag of its own; they
 // never meet a room's keys, which carry a suffix after the tag, and room
@@ -195,11 +203,57 @@
 // admission's holder finds its slot taken only by someone who entered
 // before the switch, and goes to the front of the line at its number.
 // A release lost stays lost to the store until a gateway applies it
-// again (the 30 seconds it keeps them cover the lag and the switch), or
-// its session runs out. Another replid is not always a failover: a master
+// again (the 30 seconds it keeps them cover the lag and the switch; see
+// Replayed releases), or its session runs out. Another replid is not always a failover: a master
 // whose first replica attaches, one that kept no backlog, or a restart
 // from its files takes a new one too; each then costs a repair (a jump
 // of 1024 numbers and a second's hold), which is cheap.
+//
+// # Replayed releases
+//
+// A gateway applies again, after a repair, the releases it passed on in
+// the last 30 seconds (waitroom/repair.go), and a visitor keeps its ID
+// across sessions: released at checkout, back in line and admitted again,
+// it must not lose the new session to the replay of the old release. So
+// every admission records when the session began in began (atOnce in
+// decide.lua; a tick's admissions in one HSET after admit.lua's loop), by
+// TIME; release.lua answers with TIME too, which the gateway keeps with
+// the release, and given it back (ReleaseAt's began, ARGV[2]) ends the
+// session only if its began is at or before it, answering "not found"
+// otherwise; a place in line is given up whatever ARGV[2] says. Sessions
+// a repair puts back began before the loss: readmit records its holder's
+// last poll in line (K_SEEN, K_RSEEN: a release after it was for that
+// place or its session, and one of an earlier session is older than the
+// place, which this master holds, as replication keeps order), decide.lua's
+// restore from a cookie its ENTERED, and either with nothing to go by no
+// field, which reads as 0: any replay ends it. Every path that takes a
+// session out of active (release.lua, admit.lua's expiry, decide.lua's
+// session_max and expired session) takes its field out of began, and
+// ticks keep the key's lifetime with the others.
+//
+// Clock skew: began and the release's time come from the server that ran
+// each script. A session that began on the old master, before or after
+// the release, carries that server's clock and compares exactly. One that
+// began on the new master after the failover is misjudged (ended by the
+// replay) only if the new master's clock runs behind the old one's by
+// more than the time between the release and that session; the release
+// was taken by the old master before it died or froze, and the promotion
+// comes down-after-milliseconds (Sentinel) or cluster-node-timeout
+// (Cluster) later at least, so the skew would have to exceed that:
+// seconds, against the milliseconds of hosts kept by NTP. The exception
+// is split brain: a frozen master thawed after the promotion may take a
+// release before it learns it was demoted (the window min-replicas-to-write
+// bounds), and a session that began on the new master within that window
+// plus the skew before the release may be ended. A session restored from
+// its cookie is compared in whole seconds of the gateway's clock
+// (ENTERED; waitroom.SealSkew bounds that clock's skew), so one that began
+// within a second plus that skew after the release may be ended.
+//
+// Cost: the hot paths (a poll, an admitted visitor's request) touch
+// nothing new; an admission at once adds an HSET and a PEXPIRE NX, a tick
+// that admits or expires one HSET and one HDEL for all of them, and every
+// tick one PTTL more (keep); measured with this package's benchmarks in
+// docs/reliability.md.
 //
 // Keys expire when a room is no longer used: the counter and the restored
 // set a month after the last tick (they must outlive any ticket that may

@@ -13,7 +13,7 @@ const DefaultKeyPrefix = "wr"
 
 // keyNames are the suffixes of a room's keys, in the order of KEYS in every
 // script (lua/prelude.lua). doc.go says what each holds.
-var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override", "placed", "clients"}
+var keyNames = [...]string{"meta", "queue", "seen", "rseen", "active", "bucket", "stats", "minute", "restored", "override", "placed", "clients", "began"}
 
 // overrideKey is the index of the override hash in keyNames, which
 // Store.Override reads without a script; activeKey that of the sessions,

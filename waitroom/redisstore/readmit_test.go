@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -95,5 +96,57 @@ func TestRepair_LostAdmissionBatch(t *testing.T) {
 				t.Errorf("at the end: active %d, repairs %d, %v; want 5, 1", st.Active, st.Repairs, err)
 			}
 		})
+	}
+}
+
+// A session a repair puts back (readmit) began, for a replayed release
+// (Store.ReleaseAt), at its holder's last poll in line: the same
+// visitor's earlier session, released before it joined the line again,
+// is not this one, so that release replayed after the repair spares it;
+// a release from after the poll ends it.
+func TestRepair_ReadmittedSessionSparedByAnEarlierRelease(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	c := srv.Client()
+	lim := repairLimits(1)
+	v := join(t, s, lim, waitroom.StateAdmitted)
+	at0, err := s.ReleaseAt(ctx, "concert", v.ID, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := join(t, s, lim, waitroom.StateAdmitted)
+	back, d, err := enter(ctx, s, "concert", lim, v.ID)
+	if err != nil || d.State != waitroom.StateWaiting {
+		t.Fatalf("the released visitor back in a full room: %+v, %v; want waiting", d, err)
+	}
+	back = polled(back)
+	decide(t, s, lim, back, false)
+	if err := s.Release(ctx, "concert", other.ID); err != nil {
+		t.Fatal(err)
+	}
+	snap := takeSnapshot(t, c, "wr")
+	a, err := s.Admit(ctx, "concert", lim)
+	if err != nil || a.Admitted != 1 || a.Highest != back.Ticket {
+		t.Fatalf("the tick the failover loses: %+v, %v; want the visitor in", a, err)
+	}
+	rewind(t, c, "wr", snap)
+	a, err = s.Admit(waitroom.WithKnownAdmitted(ctx, a.Highest), "concert", lim)
+	if err != nil || a.Readmitted != 1 {
+		t.Fatalf("tick after the loss: %+v, %v; want the visitor readmitted", a, err)
+	}
+	if _, err := s.ReleaseAt(ctx, "concert", v.ID, at0); !errors.Is(err, waitroom.ErrNotFound) {
+		t.Fatalf("the release of its earlier session, replayed: %v; want ErrNotFound, the readmitted session spared", err)
+	}
+	back.Until = time.Now().Add(time.Minute)
+	if d := decide(t, s, lim, back, false); d.State != waitroom.StateAdmitted {
+		t.Fatalf("the readmitted visitor after the replay: %+v, want inside", d)
+	}
+	at2, err := s.ReleaseAt(ctx, "concert", visitorID(), time.Time{})
+	if !errors.Is(err, waitroom.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := s.ReleaseAt(ctx, "concert", v.ID, at2); err != nil {
+		t.Fatalf("a release from after its last poll: %v, want the readmitted session ended", err)
 	}
 }

@@ -485,3 +485,30 @@ func TestRepair_MintedTicketsMoveTheCounterOncePerMaster(t *testing.T) {
 		t.Errorf("repairs %d, %v; want 1", st.Repairs, err)
 	}
 }
+
+// Stats.Counter is the last number handed out: right after a repair's
+// jump it is the number the jump started from, not the JUMP skipped past
+// it (an instance that told those to an old master still taking writes,
+// in a split brain, would have them counted there as pending places);
+// once a number is handed out past the jump, that number.
+func TestRepair_CounterInStatsSkipsTheJump(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newStore(t, srv.NewClient(), "wr")
+	c := srv.Client()
+	lim := repairLimits(0)
+	join(t, s, lim, waitroom.StateWaiting)
+	snap := takeSnapshot(t, c, "wr")
+	b := join(t, s, lim, waitroom.StateWaiting)
+	rewind(t, c, "wr", snap)
+	if d := decide(t, s, lim, polled(b), false); !d.Repaired {
+		t.Fatalf("the lost place back: %+v, want a repair", d)
+	}
+	st, err := s.Stats(context.Background(), "concert")
+	if err != nil || st.Counter != b.Ticket || st.Repairs != 1 {
+		t.Fatalf("stats after the repair: counter %d, repairs %d, %v; want counter %d (the jump's start)", st.Counter, st.Repairs, err, b.Ticket)
+	}
+	n := join(t, s, lim, waitroom.StateWaiting)
+	if st, err := s.Stats(context.Background(), "concert"); err != nil || st.Counter != n.Ticket || n.Ticket <= b.Ticket+1 {
+		t.Errorf("stats after a join past the jump: counter %d, %v; want the newcomer's %d, past the jump from %d", st.Counter, err, n.Ticket, b.Ticket)
+	}
+}

@@ -288,14 +288,24 @@ const touchBatch = 2000
 // waitroom.ErrNotFound, waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's
 // error.
 func (s *Store) Release(ctx context.Context, room, visitor string) error {
-	var r [1]int64
-	if err := s.runDurable(ctx, releaseScript, room, []any{visitor}, r[:]); err != nil {
-		return fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
+	_, err := s.ReleaseAt(ctx, room, visitor, time.Time{})
+	return err
+}
+
+// ReleaseAt implements waitroom.Store (release.lua): began and at are
+// Redis's TIME, in microseconds, the began of each session kept in the
+// room's began hash (doc.go). Errors: waitroom.ErrNotFound,
+// waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
+func (s *Store) ReleaseAt(ctx context.Context, room, visitor string, began time.Time) (time.Time, error) {
+	var r [2]int64
+	if err := s.runDurable(ctx, releaseScript, room, []any{visitor, unixMicros(began)}, r[:]); err != nil {
+		return time.Time{}, fmt.Errorf("releasing %s in room %q: %w", visitor, room, err)
 	}
+	at := time.UnixMicro(r[1])
 	if r[0] == 0 {
-		return waitroom.ErrNotFound
+		return at, waitroom.ErrNotFound
 	}
-	return nil
+	return at, nil
 }
 
 // Stats implements waitroom.Store with one read-only script, so the numbers

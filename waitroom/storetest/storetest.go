@@ -52,7 +52,16 @@ func run(t *testing.T, newStores NewFunc, untimed bool) {
 			for _, n := range tc.instances {
 				t.Run(fmt.Sprintf("instances=%d", n), func(t *testing.T) {
 					t.Parallel()
-					tc.run(t, newEnv(t, newStores, n))
+					for i := 1; ; i++ {
+						s := attempt(func() { tc.run(t, newEnv(t, newStores, n)) })
+						if s == nil {
+							break
+						}
+						if i == stallAttempts {
+							t.Fatalf("%s (%d times)", s.why, i)
+						}
+						t.Logf("attempt %d: %s; again on fresh backends", i, s.why)
+					}
 				})
 			}
 		})
@@ -88,6 +97,7 @@ var cases = []testCase{
 	{"Progress", many, testProgress},
 	{"ProgressBoundsPosition", many, testProgressBoundsPosition},
 	{"Release", many, testRelease},
+	{"ReleaseAt", many, testReleaseAt},
 	{"LeftTickets", many, testLeftTickets},
 	{"Expiry", many, testExpiry},
 	{"SlidingRenewal", many, testSlidingRenewal},

@@ -64,6 +64,7 @@ local function expire()
     if L.clients > 0 or L.sessionMax > 0 or redis.call('EXISTS', K_CLIENTS) == 1 then
       redis.call('HDEL', K_CLIENTS, unpack(ids))
     end
+    redis.call('HDEL', K_BEGAN, unpack(ids))
   end
   return #ids
 end
@@ -275,6 +276,9 @@ if left > 0 then
     b = refill(now, L)
   end
   local steps = 0
+  -- id, now for each admission: when their sessions began (K_BEGAN), in
+  -- one HSET after the loop.
+  local began = {}
   while left > 0 do
     if admitted >= WANT or steps == BATCH then
       more = 1 -- its own bounds stopped it, with eligible visitors left
@@ -297,6 +301,8 @@ if left > 0 then
     else
       drop(id, t, base)
       admit(id, now, first)
+      began[#began + 1] = id
+      began[#began + 1] = now
       inside = inside + 1
       admitted = admitted + 1
       if not L.random and t > highest then
@@ -306,6 +312,9 @@ if left > 0 then
     left = left - 1
   end
   save(b, L)
+  if #began > 0 then
+    redis.call('HSET', K_BEGAN, unpack(began)) -- its lifetime: keep, below
+  end
 end
 if highest > 0 and (adm == nil or highest > adm) then
   redis.call('HSET', K_META, 'adm', highest) -- the high-water mark readmit compares with
@@ -326,5 +335,5 @@ end
 -- must outlive them.
 keep(L.metaTTL, K_META, K_RESTORED)
 keep(L.overrideTTL, K_OVERRIDE)
-keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS)
+keep(L.dataTTL, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE, K_BUCKET, K_STATS, K_MINUTE, K_PLACED, K_CLIENTS, K_BEGAN)
 return {admitted, abandoned, expired, more, repaired, highest, readmitted}

@@ -291,7 +291,14 @@ local function counted(now, n, ttl)
   end
 end
 
--- admit gives the visitor a session of dur microseconds from now.
+-- admit gives the visitor a session of dur microseconds from now. Its
+-- callers record when a new session began in K_BEGAN (id to microseconds,
+-- this clock), a tick's all in one HSET, so that a release a gateway
+-- replays after a repair (release.lua's conditional form) ends only the
+-- sessions begun before that release. A session put back by a repair
+-- began before the loss, its admission lost with it: readmit records its
+-- holder's last poll in line, decide.lua's restore from a cookie the
+-- cookie's ENTERED; no entry reads as 0.
 local function admit(id, now, dur)
   local untilUs = now + dur
   redis.call('ZADD', K_ACTIVE, untilUs, id)
@@ -443,8 +450,29 @@ local function readmit(hint, adm, base, now, L)
   local n = #ids / 2
   local first = firstSession(L)
   for i = 1, #ids, 2 do
-    drop(ids[i], tonumber(ids[i + 1]), base)
-    admit(ids[i], now, first)
+    local id, t = ids[i], tonumber(ids[i + 1])
+    -- When its lost session began, for a release a gateway replays
+    -- (K_BEGAN, release.lua): not known, but not before its last poll
+    -- from this place in line (K_SEEN or K_RSEEN, the old master's clock
+    -- as the release's was), and a release after that poll was for this
+    -- place or the session it led to, since replication keeps order: a
+    -- release of an earlier session is older than the place, which this
+    -- master has. No poll recorded: no entry, which reads as 0 (any
+    -- replay ends it). One command each: max_active + BATCH ids may pass
+    -- unpack's bound, and this runs once per failover.
+    local polled
+    if indexed(t, base) then
+      polled = seenAt(t - base)
+    else
+      polled = tonumber(redis.call('ZSCORE', K_RSEEN, id)) or 0
+    end
+    drop(id, t, base)
+    admit(id, now, first)
+    if polled > 0 then
+      redis.call('HSET', K_BEGAN, id, polled)
+    else
+      redis.call('HDEL', K_BEGAN, id)
+    end
   end
   local to = hint
   if n == cap then
@@ -452,6 +480,7 @@ local function readmit(hint, adm, base, now, L)
   end
   if n > 0 then
     expiring(L.dataTTL, K_ACTIVE)
+    expiring(L.dataTTL, K_BEGAN)
     bump('readmitted', n, L.dataTTL)
   end
   redis.call('HSET', K_META, 'adm', to)

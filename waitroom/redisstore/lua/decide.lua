@@ -44,7 +44,7 @@ local KNOWN_ADMITTED = tonumber(ARGV[V + 18]) or 0
 -- none); LOSS: waitroom.LossWindow, SKEW: waitroom.SealSkew
 -- (microseconds). See lostAt.
 local ENTERED, LOSS, SKEW = tonumber(ARGV[V + 19]) or 0, tonumber(ARGV[V + 20]) or 0, tonumber(ARGV[V + 21]) or 0
-local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
@@ -80,6 +80,7 @@ if not t then
       if smax > 0 and now >= started + smax then
         redis.call('ZREM', K_ACTIVE, ID)
         redis.call('HDEL', K_CLIENTS, ID)
+        redis.call('HDEL', K_BEGAN, ID)
         redis.call('HINCRBY', K_STATS, 'expired', 1)
         return {S_NONE, 0, 0, 0, 0, 0, R_SESSION_MAX, 0, 0}
       end
@@ -195,6 +196,7 @@ if untilUs then
   -- would.
   redis.call('ZREM', K_ACTIVE, ID)
   redis.call('HDEL', K_CLIENTS, ID)
+  redis.call('HDEL', K_BEGAN, ID)
   bump('expired', 1, L.dataTTL)
 end
 
@@ -305,6 +307,10 @@ local function atOnce(ticket, flags)
   end
   local u = admit(ID, now, firstSession(L))
   expiring(L.dataTTL, K_ACTIVE)
+  -- When it began, by this clock (K_BEGAN): a replayed release from
+  -- before now leaves it alone (release.lua).
+  redis.call('HSET', K_BEGAN, ID, now)
+  expiring(L.dataTTL, K_BEGAN)
   if not L.random and (adm == nil or ticket > adm) then
     adm = ticket
     redis.call('HSET', K_META, 'adm', adm) -- readmit's high-water mark, as a tick's
@@ -401,6 +407,16 @@ if lostAt then
       local u = math.min(UNTIL, now + L.ttl)
       redis.call('ZADD', K_ACTIVE, u, ID)
       expiring(L.dataTTL, K_ACTIVE)
+      -- It began when its cookie says (ENTERED, the gateway's clock in
+      -- whole seconds; never after now), before the loss: a release a
+      -- gateway replays that was passed on after that ends it, an older
+      -- one does not (K_BEGAN; no ENTERED: no entry, which reads as 0).
+      if ENTERED > 0 then
+        redis.call('HSET', K_BEGAN, ID, math.min(ENTERED, now))
+        expiring(L.dataTTL, K_BEGAN)
+      else
+        redis.call('HDEL', K_BEGAN, ID)
+      end
       bump('joined', 1, L.dataTTL)
       return reply(S_ADMITTED, TICKET, 0, 0, u, F_JOINED + F_PLACED + F_BACK_INSIDE + flags)
     end

@@ -15,7 +15,7 @@
 
 local K_META, K_QUEUE, K_SEEN, K_RSEEN, K_ACTIVE = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_BUCKET, K_STATS, K_MINUTE, K_RESTORED = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local K_OVERRIDE, K_PLACED, K_CLIENTS = KEYS[10], KEYS[11], KEYS[12]
+local K_OVERRIDE, K_PLACED, K_CLIENTS, K_BEGAN = KEYS[10], KEYS[11], KEYS[12], KEYS[13]
 
 -- The ARGV block decide.lua and admit.lua share (keys.go, limitArgs): key
 -- lifetimes in milliseconds, then the room's limits with durations in

@@ -1,7 +1,15 @@
--- release.lua: Store.Release. ARGV: the visitor's id. Reply: {found (1/0)}.
--- A session that already ran out is not found, and counts as expired.
+-- release.lua: Store.ReleaseAt (and Release). ARGV: the visitor's id, and
+-- the latest time its session may have begun to be ended (microseconds of
+-- this clock; 0 for any session). Reply: {found (1/0), now}: now is this
+-- clock at the release, which a gateway keeps to replay the release after
+-- a repair with it as ARGV[2] (waitroom/repair.go).
+-- A session that already ran out is not found, and counts as expired. A
+-- session that began after ARGV[2] (K_BEGAN; one with no entry began at
+-- 0) is not this release's: it is left alone, and not found. A place in
+-- line is given up whatever ARGV[2] says.
 
 local ID = ARGV[1]
+local BEGAN = tonumber(ARGV[2]) or 0
 -- waitroom.MaxLeftTickets
 local LEFT_TICKETS = 64
 local now = clock()
@@ -12,8 +20,14 @@ ttl = ttl or 3600000
 
 local untilUs = tonumber(redis.call('ZSCORE', K_ACTIVE, ID))
 if untilUs then
+  if BEGAN > 0 and (tonumber(redis.call('HGET', K_BEGAN, ID)) or 0) > BEGAN then
+    -- Begun after the release this replays: a later session of the same
+    -- visitor, which nobody released.
+    return {0, now}
+  end
   redis.call('ZREM', K_ACTIVE, ID)
   redis.call('HDEL', K_CLIENTS, ID)
+  redis.call('HDEL', K_BEGAN, ID)
   if lost and now <= lost + ttl * 1000 then
     -- Ended after a repair: a copy of its cookie sealed before the repair
     -- would pass for a session the failover lost (lostAt in decide.lua);
@@ -24,10 +38,10 @@ if untilUs then
   end
   if untilUs > now then
     bump('released', 1, ttl)
-    return {1}
+    return {1, now}
   end
   bump('expired', 1, ttl)
-  return {0}
+  return {0, now}
 end
 local t = tonumber(redis.call('ZSCORE', K_QUEUE, ID))
 if t then
@@ -47,6 +61,6 @@ if t then
     list = list .. ','
   end
   redis.call('HSET', K_STATS, 'lefts', list .. string.format('%d', t))
-  return {1}
+  return {1, now}
 end
-return {0}
+return {0, now}

@@ -15,7 +15,16 @@ local now = clock()
 local sec = math.floor(now / 1000000)
 local nowBound = string.format('%d', now)
 
-local meta = redis.call('HMGET', K_META, 'seed', 'repairs', 'seq', 'adm')
+local meta = redis.call('HMGET', K_META, 'seed', 'repairs', 'seq', 'adm', 'mend', 'skip')
+-- The counter as handed out: right after a repair's jump (seq at mend,
+-- nothing handed out since) the last number handed out is the one the
+-- jump started from (skip), not the JUMP numbers past it. Told to an old
+-- master still taking writes in a split brain, those would read as
+-- pending places and push every position there up by about JUMP.
+local counter = tonumber(meta[3]) or 0
+if meta[5] and tonumber(meta[5]) == counter and tonumber(meta[6]) then
+  counter = tonumber(meta[6])
+end
 local seed = tonumber(meta[1])
 local measured = 0
 if seed then
@@ -41,7 +50,7 @@ local reply = {
   minute, measured,
   totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
   totals[6], totals[7], totals[8], totals[9], seed or 0, tonumber(meta[2]) or 0,
-  tonumber(meta[3]) or 0, tonumber(meta[4]) or 0,
+  counter, tonumber(meta[4]) or 0,
 }
 if totals[9] > 0 then
   for t in string.gmatch(redis.call('HGET', K_STATS, 'lefts') or '', '%d+') do
