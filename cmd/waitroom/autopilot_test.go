@@ -221,9 +221,11 @@ func simulate(t *testing.T, n int, store string, changes bool) simFigures {
 		site.set(2*simWorkers, 3*simService) // service time tripled: the ideal is 13
 		slow = time.Now()
 		// The sessions inside when it tripled cannot be evicted: they keep
-		// the site's queue full for a session (16s), and the queue then
-		// drains at what the site serves beyond the lowered limit's load.
-		time.Sleep(simSpan(45*time.Second, 60*time.Second))
+		// the site's queue (40 deep: 6s at the slow rate) full for a session
+		// (16s) and the holds while they drain, and the queue then drains at
+		// what the site serves beyond the lowered limit's load (at the floor
+		// of 10, 1.7 requests a second): a minute, as in the long run.
+		time.Sleep(simSpan(60*time.Second, 60*time.Second))
 		end = time.Now()
 	}
 	cancel()
