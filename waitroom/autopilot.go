@@ -223,7 +223,7 @@ const (
 	ReasonFloor                             // over, at min_active
 	ReasonFrozen                            // the store is unreachable: held (Go only)
 	ReasonRecovering                        // over, but improving since the last cut: held
-	ReasonAtTarget                          // within the upper half below the target: held
+	ReasonAtTarget                          // within the last quarter below the target: held
 	ReasonSettling                          // within target, raised the step before: held a step to see the rise's effect
 	ReasonBackoff                           // within target, but the latency grew by a quarter of it since the rise: the rise undone
 )
@@ -317,9 +317,9 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // (the site works off the backlog the rush left): cutting again would
 // only punish the line for the past. Within both bounds it rises when the
 // limit is in use (at least 80% of it inside): by a tenth (at least 2)
-// while the latency is at most half the target; it holds within the upper
-// half below the target (past the knee the latency grows with time, not
-// with the limit, so a limit held there drifts over), and holds when the
+// while the latency is under half the target, then by a twentieth (at
+// least 1), so it nears the knee of the site's curve gently; it holds within the last
+// quarter below the target (it is where it should be), and holds when the
 // limit is not in use: a limit nobody reaches proves nothing about the
 // site. With fewer than AutopilotMinSamples requests it holds (and the
 // store carries the step's counts into the next).
@@ -391,12 +391,16 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		return limit, ReasonUnused, lat, errPPM
 	case last.Reason == ReasonRise && (lat-last.Latency.Microseconds())*4 > target:
 		return int(max(L-max(2, L/10), int64(p.Min))), ReasonBackoff, lat, errPPM
-	case lat*2 > target:
+	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, errPPM
 	case last.Reason == ReasonRise:
 		return limit, ReasonSettling, lat, errPPM
 	}
-	next := L + max(2, L/10)
+	step := max(1, L/20)
+	if lat*2 <= target {
+		step = max(2, L/10)
+	}
+	next := L + step
 	if next >= int64(p.Max) {
 		return p.Max, ReasonCeiling, lat, errPPM
 	}

@@ -76,7 +76,7 @@ func (v *AutopilotView) ReasonText() string {
 	case ReasonRecovering:
 		return fmt.Sprintf("%s / %s over but improving since the cut: holding", p, errs)
 	case ReasonAtTarget:
-		return fmt.Sprintf("%s, within half of %s: holding", p, v.Target)
+		return fmt.Sprintf("%s, within a quarter of %s: holding", p, v.Target)
 	case ReasonBackoff:
 		return fmt.Sprintf("%s <= %s but grew by a quarter of it since the rise: undone", p, v.Target)
 	case ReasonSettling:

@@ -88,7 +88,7 @@ func testAutopilot(t *testing.T, e *env) {
 	// p90 in (150ms, 200ms]: 195ms, up 146.5ms from the rise's 48.5ms, more
 	// than a quarter of the 500ms target: the rise is undone, by 2.
 	check("slower after a rise", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 14)), 12, waitroom.ReasonBackoff)
-	// p90 490ms: within the upper half below the 500ms target.
+	// p90 490ms: within a quarter below the 500ms target.
 	check("near the target", e.autopilotStepWith(p, stepOf(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
 	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 12, waitroom.ReasonIdle)
 	// The 9 of the step too small to judge carry into this one.

@@ -108,10 +108,12 @@ local function decide(limit)
   if st.reason == R_RISE and (lat - st.lat) * 4 > TARGET then
     return math.max(limit - math.max(2, idiv(limit, 10)), MIN), R_BACKOFF, lat, errppm
   end
-  if lat * 2 > TARGET then return limit, R_AT_TARGET, lat, errppm end
+  if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, errppm end
   -- A rise is judged with the raised limit in effect for a whole step.
   if st.reason == R_RISE then return limit, R_SETTLING, lat, errppm end
-  local nxt = limit + math.max(2, idiv(limit, 10))
+  local step = math.max(1, idiv(limit, 20))
+  if lat * 2 <= TARGET then step = math.max(2, idiv(limit, 10)) end
+  local nxt = limit + step
   if nxt >= MAX then return MAX, R_CEILING, lat, errppm end
   return nxt, R_RISE, lat, errppm
 end
