@@ -58,11 +58,7 @@ func TestRooms_ReleaseLostInAFailoverIsAppliedAgain(t *testing.T) {
 	}
 	ad.Tick(ctx)
 	c := srv.Client()
-	keys := c.Keys(ctx, "{wr:concert}*").Val()
-	dumps := map[string]string{}
-	for _, k := range keys {
-		dumps[k] = c.Dump(ctx, k).Val()
-	}
+	dumps := snapshotRoom(t, c)
 	if err := rooms.Release(ctx, "concert", v1.ID, "upstream", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +67,7 @@ func TestRooms_ReleaseLostInAFailoverIsAppliedAgain(t *testing.T) {
 		t.Fatalf("second visitor: %+v, %v", d2, err)
 	}
 	// The failover: everything since the snapshot is gone.
-	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
-		c.Del(ctx, k)
-	}
-	for k, d := range dumps {
-		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	failover(t, c, dumps)
 	v2.Until, v2.Placed, v2.Seen, v2.Entered = d2.Until, true, time.Now(), time.Now() // as the gate seals it
 	d, err := store.Decide(ctx, "concert", lim, v2, waitroom.JoinTicket)
 	if err != nil || !d.Repaired || d.State != waitroom.StateWaiting || d.Position != 1 {
@@ -129,24 +118,14 @@ func TestRooms_ReplayedReleaseSparesALaterSession(t *testing.T) {
 	}
 	again.Until, again.Entered = d.Until, time.Now() // as the gate seals it
 	c := srv.Client()
-	dumps := map[string]string{}
-	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
-		dumps[k] = c.Dump(ctx, k).Val()
-	}
+	dumps := snapshotRoom(t, c)
 	// A join after the snapshot, which the failover loses: its ticket,
 	// above the counter then, is how the store finds the repair.
 	late, dl, err := storetest.Enter(ctx, store, "concert", lim, waitroom.NewVisitorID())
 	if err != nil || dl.State != waitroom.StateWaiting {
 		t.Fatalf("a visitor joining a full room: %+v, %v", dl, err)
 	}
-	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
-		c.Del(ctx, k)
-	}
-	for k, d := range dumps {
-		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	failover(t, c, dumps)
 	late.Seen = time.Now()
 	if d, err := store.Decide(ctx, "concert", lim, late, waitroom.JoinNone); err != nil || !d.Repaired {
 		t.Fatalf("the lost join back: %+v, %v; want the room repaired", d, err)
@@ -238,10 +217,7 @@ func TestRooms_EveryInstanceKnowsTheRoomsAdmissions(t *testing.T) {
 		line[i] = v
 	}
 	c := srv.Client()
-	dumps := map[string]string{}
-	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
-		dumps[k] = c.Dump(ctx, k).Val()
-	}
+	dumps := snapshotRoom(t, c)
 	// Another instance, with more slots, admits the first two in line.
 	more := lim
 	more.MaxActive = 3
@@ -250,14 +226,7 @@ func TestRooms_EveryInstanceKnowsTheRoomsAdmissions(t *testing.T) {
 	}
 	ad.Tick(ctx) // this one admits nobody (its room is full) and reads the stats
 	// The failover: everything since the snapshot is gone.
-	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
-		c.Del(ctx, k)
-	}
-	for k, d := range dumps {
-		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	failover(t, c, dumps)
 	ad.Tick(ctx) // its first call to the new master
 	v := line[2]
 	d, err := store.Decide(ctx, "concert", lim, waitroom.Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true, Issued: v.Issued, Seen: time.Now()}, waitroom.JoinNone)
@@ -266,5 +235,31 @@ func TestRooms_EveryInstanceKnowsTheRoomsAdmissions(t *testing.T) {
 	}
 	if st, err := store.Stats(ctx, "concert"); err != nil || st.Active != 3 {
 		t.Errorf("inside after the repair: %d, %v; want 3", st.Active, err)
+	}
+}
+
+// snapshotRoom dumps the room's keys, for failover to put back.
+func snapshotRoom(t *testing.T, c redis.UniversalClient) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	dumps := map[string]string{}
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		dumps[k] = c.Dump(ctx, k).Val()
+	}
+	return dumps
+}
+
+// failover stages one: the room's keys go back to the snapshot, and
+// everything written since is gone.
+func failover(t *testing.T, c redis.UniversalClient, dumps map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range c.Keys(ctx, "{wr:concert}*").Val() {
+		c.Del(ctx, k)
+	}
+	for k, d := range dumps {
+		if err := c.RestoreReplace(ctx, k, 0, d).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

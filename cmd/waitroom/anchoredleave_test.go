@@ -30,8 +30,8 @@ func TestAnchored_LeaveHonouredOnEveryInstanceWithinATick(t *testing.T) {
 	var holder *visitor
 	for i := range n {
 		v := newVisitor(t, bases[0])
-		v.getJSON("/events/1") // a ticket
-		if r := v.getJSON("/events/1"); r.state() != "waiting" || r.position() != i+1 {
+		placeOnce(v, "/events/1") // a ticket
+		if r := placeOnce(v, "/events/1"); r.state() != "waiting" || r.position() != i+1 {
 			t.Fatalf("visitor %d placed: %s at %d", i, r.state(), r.position())
 		}
 		holder = v
@@ -91,8 +91,8 @@ func TestAnchored_TwoHundredLeavesInATickAllHonoured(t *testing.T) {
 	const status = "/.waitroom/status?room=concert&return_to=%2Fevents%2F1"
 	join := func(base string, want int) *visitor {
 		v := newVisitor(t, base)
-		v.getJSON("/events/1")
-		if r := v.getJSON("/events/1"); r.state() != "waiting" || r.position() != want {
+		placeOnce(v, "/events/1")
+		if r := placeOnce(v, "/events/1"); r.state() != "waiting" || r.position() != want {
 			t.Fatalf("visitor %d placed: %s at %d", want, r.state(), r.position())
 		}
 		return v
