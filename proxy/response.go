@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // modifyResponse takes the Waitroom-Command header off the response before
@@ -101,14 +102,17 @@ type recorder struct {
 	in       *http.Request
 	status   int
 	hijacked bool
-	first    firstByte
+	// trace follows the request to the site, and final is when the final
+	// status line was handed on (timing.go).
+	trace *siteTrace
+	final time.Time
 }
 
 func (w *recorder) WriteHeader(code int) {
 	// 1xx responses (103 Early Hints) are forwarded but are not the status.
 	if w.status == 0 && code >= 200 {
 		w.status = code
-		w.first.mark()
+		w.final = time.Now()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -116,7 +120,7 @@ func (w *recorder) WriteHeader(code int) {
 func (w *recorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
-		w.first.mark()
+		w.final = time.Now()
 	}
 	return w.ResponseWriter.Write(p)
 }

@@ -51,10 +51,13 @@ type Options struct {
 	// OnDone is called after every request with the status sent (499 when the
 	// client went away first, 101 for an upgrade) and the time taken.
 	OnDone func(r *http.Request, status int, d time.Duration)
-	// OnFirstByte is called after every request, like OnDone, with the
-	// time to the first byte of the answer (the upstream's status line,
-	// or the gateway's own error): the latency a room's autopilot judges
-	// the site by (timing.go).
+	// OnFirstByte is called after a request that says something of the
+	// site: its answer, timed from the request written whole to the first
+	// byte of the answer, or the gateway's 502 or 504 for a site that
+	// failed it, or a client that gave up waiting (499). Not after an
+	// answer the gateway wrote for its own reasons (400), an upgrade, or a
+	// request whose body the client did not finish (see Timing): the
+	// latency a room's autopilot judges the site by (timing.go).
 	OnFirstByte OnFirstByteFunc
 }
 
@@ -118,7 +121,7 @@ func (u *Upstream) Close() error {
 // ServeHTTP forwards r. It cleans the path itself, so the upstream receives
 // exactly the path a router would have matched even if the caller forgot to.
 func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &recorder{ResponseWriter: w, in: r, first: firstByte{start: time.Now()}}
+	rec := &recorder{ResponseWriter: w, in: r}
 	defer u.timed(rec)
 	if u.opt.OnDone != nil {
 		start := time.Now()
@@ -134,6 +137,10 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.in = withPath(r, clean)
+	if u.opt.OnFirstByte != nil {
+		rec.trace = &siteTrace{}
+		rec.in = rec.trace.follow(rec.in)
+	}
 	// An upgraded connection lives until either side closes it or r's
 	// context ends: ReverseProxy then closes the upstream's side, and the
 	// client's once it returns. That is how a caller ends a socket whose

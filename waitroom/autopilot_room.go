@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -103,42 +104,131 @@ func roundLatency(d time.Duration) time.Duration {
 type autopilotMeter struct {
 	buckets          [AutopilotBuckets]atomic.Int64
 	errors, requests atomic.Int64
+	// perSession counts each session's measured requests in the window
+	// since capSince (unix ns): see sessionCap.
+	perSession atomic.Pointer[sessionCap]
+	capSince   atomic.Int64
 }
 
-// take empties the meter into a report.
-func (m *autopilotMeter) take() AutopilotReport {
+// take empties the meter into a report, and starts a new window of the
+// per-session cap once interval has passed since the last.
+func (m *autopilotMeter) take(interval time.Duration) AutopilotReport {
 	var r AutopilotReport
 	for i := range m.buckets {
 		r.Buckets[i] = m.buckets[i].Swap(0)
 	}
 	r.Errors, r.Requests = m.errors.Swap(0), m.requests.Swap(0)
+	now := time.Now().UnixNano()
+	if since := m.capSince.Load(); now-since >= int64(interval) {
+		m.capSince.Store(now)
+		m.perSession.Store(nil) // allocated again by the next Measure
+	}
 	return r
+}
+
+// AutopilotSessionCap is how many requests of one session an instance
+// measures in one autopilot interval (a window of its own clock, which a
+// store's step may straddle: twice this at most per step and instance).
+// Past it the session's requests are not measured at all, neither timed
+// nor counted: one visitor firing thousands of cheap requests (the site's
+// fast 404s) would otherwise be most of the step's sample and steer the
+// limit up, or dilute the error share. A visitor who browses asks a page
+// and its calls every few seconds; eight in a 15 s step is most of them.
+const AutopilotSessionCap = 8
+
+// sessionCapSlots is the width of each row of a sessionCap: two rows of
+// 4096 counters, 32 KiB a room, whatever the number of sessions.
+const sessionCapSlots = 1 << 12
+
+// sessionCap counts measured requests per session in bounded memory: a
+// count-min sketch (two rows of counters, a session's count the smaller of
+// its two), so it never undercounts a session; a session that shares both
+// its counters with busy ones may be capped early, which loses a few
+// samples but does not bias them. The hash is seeded per window, so which
+// sessions share counters cannot be planned.
+type sessionCap struct {
+	seed maphash.Seed
+	rows [2][sessionCapSlots]atomic.Uint32
+}
+
+// admit counts one request of the session id and says whether it is
+// within AutopilotSessionCap.
+func (c *sessionCap) admit(id string) bool {
+	h := maphash.String(c.seed, id)
+	a := c.rows[0][h%sessionCapSlots].Add(1)
+	b := c.rows[1][(h>>32)%sessionCapSlots].Add(1)
+	return min(a, b) <= AutopilotSessionCap
+}
+
+// admit is sessionCap.admit on the window in effect (made on first use).
+func (m *autopilotMeter) admit(id string) bool {
+	c := m.perSession.Load()
+	if c == nil {
+		fresh := &sessionCap{seed: maphash.MakeSeed()}
+		if m.perSession.CompareAndSwap(nil, fresh) {
+			c = fresh
+		} else {
+			c = m.perSession.Load()
+		}
+		if c == nil { // the window turned meanwhile: count in the new one
+			c = fresh
+		}
+	}
+	return c.admit(id)
+}
+
+// Measurement is what the proxy learned of the site from one admitted
+// request (proxy.Timing), for Rooms.Measure.
+type Measurement struct {
+	Room    string
+	Visitor string // the session, for AutopilotSessionCap
+	Path    string
+	// Status is the status sent: the site's, the gateway's 502 or 504, or
+	// 499 (the client went away first).
+	Status int
+	// FirstByte is the time from the request written whole to the site
+	// to the first byte of its answer (a 499's: the time waited), when
+	// Timed.
+	FirstByte time.Duration
+	Timed     bool
+	// Entered is when the session began; zero: unknown.
+	Entered time.Time
 }
 
 // Measure records the site's answer to an admitted request of room: its
 // status (a 5xx, the gateway's own 502 and 504 included, is an error) and
-// its time to the first byte. Paths the room's autopilot excludes are not
-// measured, a client that went away (499) or an upgraded connection (101)
-// says nothing of the site, and the first AutopilotWarmup of a session
-// (from entered; zero: unknown) counts toward errors only. Cheap: a few
-// atomic adds. A room without an autopilot ignores it.
-func (rs *Rooms) Measure(room, path string, status int, firstByte time.Duration, entered time.Time) {
-	lr := rs.get(room)
+// its time to the first byte. Not measured: paths the room's autopilot
+// excludes, an upgraded connection (101), and a session's requests past
+// AutopilotSessionCap in the window. A client that went away (499) is a
+// timed sample at the time it waited if that was longer than the target
+// (it gave up on a slow site), and nothing otherwise. The first
+// AutopilotWarmup of a session counts toward errors only; so does an
+// answer with no time (Timed false: the site could not be reached).
+// Cheap: a few atomic adds. A room without an autopilot ignores it.
+func (rs *Rooms) Measure(m Measurement) {
+	lr := rs.get(m.Room)
 	if lr == nil {
 		return
 	}
 	ap := lr.room().Autopilot
-	if ap == nil || status == 499 || status == http.StatusSwitchingProtocols || ap.Excluded(path) {
+	if ap == nil || m.Status == http.StatusSwitchingProtocols || ap.Excluded(m.Path) {
+		return
+	}
+	warm := !m.Entered.IsZero() && time.Since(m.Entered) < AutopilotWarmup
+	if m.Status == 499 && (!m.Timed || m.FirstByte <= ap.Target || warm) {
+		return
+	}
+	if !lr.meter.admit(m.Visitor) {
 		return
 	}
 	lr.meter.requests.Add(1)
-	if status >= 500 {
+	if m.Status >= 500 {
 		lr.meter.errors.Add(1)
 	}
-	if !entered.IsZero() && time.Since(entered) < AutopilotWarmup {
+	if !m.Timed || warm {
 		return
 	}
-	lr.meter.buckets[bucketOf(firstByte)].Add(1)
+	lr.meter.buckets[bucketOf(m.FirstByte)].Add(1)
 }
 
 // autopiloted puts the autopilot's limit into lim, the room's limits under
@@ -220,7 +310,7 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	if !ok {
 		return
 	}
-	rep := lr.meter.take()
+	rep := lr.meter.take(ap.Interval)
 	rep.Active = lr.stats.Load().Active
 	pin := -1
 	if o.MaxActive != nil {

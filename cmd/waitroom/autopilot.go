@@ -13,7 +13,7 @@ import (
 // carries an admission, so the site's answers to anyone else (an outage's
 // open door, a bypass) are not the room's to judge.
 func measure(rooms *waitroom.Rooms) proxy.OnFirstByteFunc {
-	return func(r *http.Request, status int, firstByte time.Duration) {
+	return func(r *http.Request, t proxy.Timing) {
 		sc := waitroom.ScopeOf(r.Context())
 		if sc == nil || sc.Admission == nil {
 			return
@@ -22,6 +22,7 @@ func measure(rooms *waitroom.Rooms) proxy.OnFirstByteFunc {
 		if sc.Admission.Entered > 0 {
 			entered = time.Unix(sc.Admission.Entered, 0)
 		}
-		rooms.Measure(sc.Admission.Room, r.URL.Path, status, firstByte, entered)
+		rooms.Measure(waitroom.Measurement{Room: sc.Admission.Room, Visitor: sc.Admission.Visitor, Path: r.URL.Path,
+			Status: t.Status, FirstByte: t.FirstByte, Timed: t.Timed, Entered: entered})
 	}
 }
