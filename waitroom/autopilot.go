@@ -65,8 +65,9 @@ const (
 	// it does later, and they are the cost of letting someone in, not the
 	// site's strain; their errors still count.
 	AutopilotWarmup = 5 * time.Second
-	// AutopilotMinSamples is the fewest requests a step must have measured
-	// across instances for the controller to judge the site: with fewer it
+	// AutopilotMinSamples is the fewest timed requests a step must have
+	// measured across instances for the controller to judge the site (or
+	// as many errors, over the bound, to judge it on those): with fewer it
 	// holds the limit, and the step's counts carry into the next (up to
 	// AutopilotMaxCarry steps), so a small room is judged over a longer
 	// window instead of sitting on the line between judged and not.
@@ -321,7 +322,8 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // least 1), so it nears the knee of the site's curve gently; it holds within the last
 // quarter below the target (it is where it should be), and holds when the
 // limit is not in use: a limit nobody reaches proves nothing about the
-// site. With fewer than AutopilotMinSamples requests it holds (and the
+// site. With fewer than AutopilotMinSamples timed requests it holds
+// unless as many errors are over the bound (and the
 // store carries the step's counts into the next).
 //
 // The site answers a change of the limit late: the visitors a rise lets
@@ -341,12 +343,17 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	if s.Requests > 0 {
 		errPPM = s.Errors * 1_000_000 / s.Requests
 	}
-	if s.Requests < AutopilotMinSamples {
+	// Only timed requests tell the latency (not a new visitor's first
+	// ones, nor a session's past AutopilotSessionCap); with too few, the
+	// step is judged on its errors alone, and only when they are enough
+	// and over the bound: the gateway's 502s are not timed, and a site
+	// that fails every request must still have its limit cut.
+	failing := s.Errors*1_000_000 > p.ErrorsPPM*s.Requests
+	if timed < AutopilotMinSamples && (s.Errors < AutopilotMinSamples || !failing) {
 		return limit, ReasonIdle, lat, errPPM
 	}
 	target := p.Target.Microseconds()
-	slow := timed > 0 && lat > target
-	failing := s.Errors*1_000_000 > p.ErrorsPPM*s.Requests
+	slow := timed >= AutopilotMinSamples && lat > target
 	L, active := int64(limit), s.Active
 	switch {
 	case slow || failing:

@@ -59,7 +59,7 @@ func (v *AutopilotView) ReasonText() string {
 	case ReasonStart:
 		return "starting at min_active"
 	case ReasonIdle:
-		return fmt.Sprintf("too little traffic to judge (%d requests): holding", v.Samples)
+		return fmt.Sprintf("too little traffic to judge (%d requests, under %d timed): holding", v.Samples, AutopilotMinSamples)
 	case ReasonRise:
 		return fmt.Sprintf("%s <= %s: rising", p, v.Target)
 	case ReasonUnused:

@@ -86,6 +86,7 @@ var cases = []testCase{
 	{"Capacity", many, testCapacity},
 	{"Autopilot", many, testAutopilot},
 	{"AutopilotMerges", many, testAutopilotMerges},
+	{"AutopilotTimedOnly", many, testAutopilotTimedOnly},
 	{"TokenBucket", many, testTokenBucket},
 	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
 	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},

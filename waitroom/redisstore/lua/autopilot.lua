@@ -75,9 +75,11 @@ local function decide(limit)
   local lat, timed = percentile()
   local errppm = 0
   if st.r > 0 then errppm = idiv(st.e * 1000000, st.r) end
-  if st.r < MIN_SAMPLES then return limit, R_IDLE, lat, errppm end
-  local slow = timed > 0 and lat > TARGET
+  -- Only timed requests tell the latency; with too few, judged on the
+  -- errors alone when enough and over the bound (DecideAutopilot).
   local failing = st.e * 1000000 > ERR_PPM * st.r
+  if timed < MIN_SAMPLES and (st.e < MIN_SAMPLES or not failing) then return limit, R_IDLE, lat, errppm end
+  local slow = timed >= MIN_SAMPLES and lat > TARGET
   local active = st.a
   if slow or failing then
     local worse = (slow and lat * 2 > st.lat * 3) or (failing and errppm * 2 > st.err * 3)
