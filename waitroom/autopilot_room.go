@@ -137,27 +137,45 @@ func (m *autopilotMeter) take(interval time.Duration) AutopilotReport {
 const AutopilotSessionCap = 8
 
 // sessionCapSlots is the width of each row of a sessionCap: two rows of
-// 4096 counters, 32 KiB a room, whatever the number of sessions.
-const sessionCapSlots = 1 << 12
+// 16384 counters of a byte, 32 KiB a room, whatever the number of
+// sessions.
+const sessionCapSlots = 1 << 14
 
 // sessionCap counts measured requests per session in bounded memory: a
 // count-min sketch (two rows of counters, a session's count the smaller of
-// its two), so it never undercounts a session; a session that shares both
-// its counters with busy ones may be capped early, which loses a few
-// samples but does not bias them. The hash is seeded per window, so which
-// sessions share counters cannot be planned.
+// its two), so it never undercounts a session. A session that shares both
+// its counters with busy ones may be capped early, which loses some of its
+// samples but does not bias them (with 2,000 sessions asking the cap
+// each in a window, about 0.5% of their requests go unmeasured so, with 5,000
+// about 3%: TestAutopilotMeter_SessionCap); a sprayer caps only the few that
+// share its counters. The hash is seeded per window, so which sessions
+// share counters cannot be planned. Counters are bytes, four to a word,
+// stopping at 255.
 type sessionCap struct {
 	seed maphash.Seed
-	rows [2][sessionCapSlots]atomic.Uint32
+	rows [2][sessionCapSlots / 4]atomic.Uint32
 }
 
 // admit counts one request of the session id and says whether it is
 // within AutopilotSessionCap.
 func (c *sessionCap) admit(id string) bool {
 	h := maphash.String(c.seed, id)
-	a := c.rows[0][h%sessionCapSlots].Add(1)
-	b := c.rows[1][(h>>32)%sessionCapSlots].Add(1)
+	a := c.bump(0, h%sessionCapSlots)
+	b := c.bump(1, (h>>32)%sessionCapSlots)
 	return min(a, b) <= AutopilotSessionCap
+}
+
+// bump adds one to the counter slot of row, unless it stands at 255, and
+// returns its count.
+func (c *sessionCap) bump(row int, slot uint64) uint32 {
+	w, shift := &c.rows[row][slot/4], slot%4*8
+	for {
+		old := w.Load()
+		n := old >> shift & 0xff
+		if n == 0xff || w.CompareAndSwap(old, old+1<<shift) {
+			return min(n+1, 0xff)
+		}
+	}
 }
 
 // admit is sessionCap.admit on the window in effect (made on first use).
@@ -167,6 +185,7 @@ func (m *autopilotMeter) admit(id string) bool {
 		fresh := &sessionCap{seed: maphash.MakeSeed()}
 		if m.perSession.CompareAndSwap(nil, fresh) {
 			c = fresh
+			m.capSince.CompareAndSwap(0, time.Now().UnixNano()) // the first window starts now
 		} else {
 			c = m.perSession.Load()
 		}
