@@ -123,7 +123,9 @@ func TestAutopilot_SprayIsNotTheSample(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	page := func(*http.Client) (*http.Request, error) { return http.NewRequest(http.MethodGet, base+"/shop/page", nil) }
+	page := func(*http.Client) (*http.Request, error) {
+		return http.NewRequest(http.MethodGet, base+"/shop/page", nil)
+	}
 	for range 10 {
 		pager(ctx, &wg, 10*time.Second, page)
 	}
