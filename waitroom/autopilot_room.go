@@ -163,12 +163,14 @@ func (lr *liveRoom) autopiloted(lim Limits, mode Mode, o Override) (Limits, *Aut
 		c.Limit = max(ap.MinActive, min(r.Limits.MaxActive, c.Limit))
 	}
 	if !ap.StartAbove.IsUnlimited() {
-		c.StartAbove, c.Arrivals = ap.StartAbove, lr.arrivals.perSecond()
-		// Until arrivals pass start_above, or the site shows strain, the
-		// room stays out of the way: the ceiling applies. The store's
+		s := lr.start.Load()
+		c.StartAbove, c.Arrivals = ap.StartAbove, s.PerSecond()
+		// While the store says the room is quiet (autopilot_start.go) it
+		// stays out of the way: the ceiling applies. The store's
 		// controller goes on judging (its limit rises while the site keeps
 		// up with the crowd inside), and takes over once the room is on.
-		if o.MaxActive == nil && !lr.arrivals.on.Load() && !strained(c.Reason) {
+		// No answer yet: on.
+		if o.MaxActive == nil && s != nil && !s.On {
 			c.Limit, c.Quiet = r.Limits.MaxActive, true
 		}
 	}
@@ -237,6 +239,7 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 		}
 		return
 	}
+	a.startAbove(ctx, ap, st)
 	prev := lr.auto.Load()
 	lr.auto.Store(&AutopilotView{AutopilotState: st})
 	// The override in effect now: an operator's change that came in

@@ -32,3 +32,28 @@ func (s *Store) Autopilot(ctx context.Context, room string, p waitroom.Autopilot
 	return waitroom.AutopilotState{Limit: int(out[0]), Step: out[1], Latency: time.Duration(out[2]) * time.Microsecond,
 		ErrorsPPM: out[3], Samples: out[4], Active: out[5], Reason: waitroom.AutopilotReason(out[6]), Decided: out[7] == 1}, nil
 }
+
+var autostartScript = loadScript("autostart.lua", preludeOnly)
+
+var _ waitroom.AutopilotStarts = (*Store)(nil)
+
+// AutopilotStart implements waitroom.AutopilotStarts in one script
+// (autostart.lua), on the room's join count and line read in the same
+// script: the state lives in "{<prefix>:<room>}:autostart", beside the
+// room's keys under their hash tag. Errors: waitroom.ErrUnavailable,
+// waitroom.ErrClosed, ctx's error.
+func (s *Store) AutopilotStart(ctx context.Context, room string, p waitroom.StartParams) (waitroom.StartState, error) {
+	keys := s.cache.keys(s.prefix, room)
+	tag := "{" + s.prefix + ":" + room + "}:"
+	strained := int64(0)
+	if p.Strained {
+		strained = 1
+	}
+	args := []any{p.AboveMilli, p.Window.Microseconds(), p.Hold.Microseconds(), strained}
+	var out [5]int64
+	if err := s.runKeys(ctx, autostartScript, []string{keys[6], keys[1], tag + "autostart"}, args, out[:]); err != nil {
+		return waitroom.StartState{}, fmt.Errorf("start_above of room %q: %w", room, err)
+	}
+	return waitroom.StartState{On: out[0] == 1, Judged: out[1] == 1, ArrivalsMilli: out[2],
+		Calm: time.Duration(out[3]) * time.Microsecond, Switched: out[4] == 1}, nil
+}

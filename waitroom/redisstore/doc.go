@@ -47,6 +47,9 @@
 //	                             ReleaseAt (see Replayed releases); written with the admission
 //	                             (a tick's all in one HSET), removed wherever a session leaves
 //	                             active, the lifetime of the data keys; no field reads as 0
+//	{wr:R}:autostart hash        autopilot.start_above (autostart.lua): on, calm (since when the
+//	                             conditions for quiet hold), known, and samples of the join count
+//	                             (s<i>, j<i>); a day after its last use
 //
 // Two more keys serve every room, each under a hash tag of its own; they
 // never meet a room's keys, which carry a suffix after the tag, and room

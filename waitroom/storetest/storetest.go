@@ -39,7 +39,7 @@ var timed = map[string]bool{
 	"SlidingRenewal": true, "RecoveryGrace": true, "ShortUntilUsed": true, "SessionClients": true,
 	"SessionClientsQuiet": true, "AdmitNDropsStale": true, "AdmitNIsAnAdmission": true,
 	"SocketEndsWithSession": true, "ChallengeLifetime": true, "UseRoomIdle": true,
-	"IdleRoomForgotten": true,
+	"IdleRoomForgotten": true, "AutopilotStart": true, "AutopilotStartNoFlap": true,
 }
 
 func run(t *testing.T, newStores NewFunc, untimed bool) {
@@ -86,6 +86,8 @@ var cases = []testCase{
 	{"Capacity", many, testCapacity},
 	{"Autopilot", many, testAutopilot},
 	{"AutopilotMerges", many, testAutopilotMerges},
+	{"AutopilotStart", many, testAutopilotStart},
+	{"AutopilotStartNoFlap", many, testAutopilotStartNoFlap},
 	{"TokenBucket", many, testTokenBucket},
 	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
 	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},
