@@ -261,10 +261,10 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 			from = prev.Limit
 		}
 		a.log.Info("autopilot moved the limit", zap.Int("from", from), zap.Int("to", st.Limit), zap.String("reason", v.ReasonText()))
-		if n, ok := a.rs.notify.(AutopilotNotifier); ok {
-			n.AutopilotChanged(lr.name, from, v)
-		}
 	}
+	// The webhook: the limit in effect, coalesced in the store
+	// (autopilot_notice.go).
+	a.notifyAutopilot(ctx, v)
 }
 
 // declareAutopilots publishes the autopilot of every room that has one
@@ -312,7 +312,9 @@ type AutopilotObserver interface {
 }
 
 // AutopilotNotifier is a Notifier that tells of the limit the autopilot
-// moved (the webhook room.autopilot_changed), from the limit before.
+// moved (the webhook room.autopilot_changed), from the limit last told
+// (autopilot_notice.go); AutopilotWanted says whether anyone listens.
 type AutopilotNotifier interface {
 	AutopilotChanged(room string, from int, v *AutopilotView)
+	AutopilotWanted() bool
 }

@@ -21,6 +21,10 @@ type liveRoom struct {
 	// start is the store's last answer on autopilot.start_above
 	// (autopilot_start.go); nil until the first.
 	start atomic.Pointer[StartState]
+	// noticed is the limit last sent to the webhook as this instance
+	// last heard from the store, plus one (0: not yet heard);
+	// autopilot_notice.go.
+	noticed atomic.Int64
 	// shuffleSeed is the seed of the opening's shuffle, once it ran (the
 	// store's record, shown by the admin API); nil until the admitter has
 	// asked the store.

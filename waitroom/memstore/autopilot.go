@@ -9,8 +9,9 @@ import (
 )
 
 var (
-	_ waitroom.Autopilots      = (*Store)(nil)
-	_ waitroom.AutopilotStarts = (*Store)(nil)
+	_ waitroom.Autopilots       = (*Store)(nil)
+	_ waitroom.AutopilotStarts  = (*Store)(nil)
+	_ waitroom.AutopilotNotices = (*Store)(nil)
 )
 
 // Bounds of the autopilot records, as Redis bounds its hashes: a record
@@ -27,9 +28,10 @@ const (
 
 // autopilotEntry is a room's autopilot and start_above records.
 type autopilotEntry struct {
-	rec   waitroom.AutopilotRecord
-	start waitroom.StartRecord
-	used  time.Time
+	rec    waitroom.AutopilotRecord
+	start  waitroom.StartRecord
+	notice waitroom.NoticeRecord
+	used   time.Time
 }
 
 // autopilots are the rooms' autopilot records, under a lock of their own:
@@ -111,4 +113,21 @@ func (s *Store) AutopilotStart(ctx context.Context, room string, p waitroom.Star
 	}
 	now := s.clock()
 	return s.autopilotEntry(room, now).start.Judge(now, st.Joined, st.Waiting, p), nil
+}
+
+// AutopilotNotice implements waitroom.AutopilotNotices with the rule
+// redisstore's autonotice.lua runs (waitroom.NoticeRecord.Note), on the
+// store's clock. Errors: waitroom.ErrClosed, ctx's error.
+func (s *Store) AutopilotNotice(ctx context.Context, room string, limit int, gap time.Duration, quietly bool) (bool, int, int, error) {
+	if s.closed.Load() {
+		return false, 0, 0, waitroom.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, 0, 0, err
+	}
+	now := s.clock()
+	s.auto.mu.Lock()
+	defer s.auto.mu.Unlock()
+	send, from, sent := s.autopilotEntry(room, now).notice.Note(now, limit, gap, quietly)
+	return send, from, sent, nil
 }

@@ -57,3 +57,24 @@ func (s *Store) AutopilotStart(ctx context.Context, room string, p waitroom.Star
 	return waitroom.StartState{On: out[0] == 1, Judged: out[1] == 1, ArrivalsMilli: out[2],
 		Calm: time.Duration(out[3]) * time.Microsecond, Switched: out[4] == 1}, nil
 }
+
+var autonoticeScript = loadScript("autonotice.lua", preludeOnly)
+
+var _ waitroom.AutopilotNotices = (*Store)(nil)
+
+// AutopilotNotice implements waitroom.AutopilotNotices in one script
+// (autonotice.lua) on "{<prefix>:auto:<room>}:notice", beside the room's
+// autopilot hash. Errors: waitroom.ErrUnavailable, waitroom.ErrClosed,
+// ctx's error.
+func (s *Store) AutopilotNotice(ctx context.Context, room string, limit int, gap time.Duration, quietly bool) (bool, int, int, error) {
+	q := int64(0)
+	if quietly {
+		q = 1
+	}
+	var out [3]int64
+	key := "{" + s.prefix + ":auto:" + room + "}:notice"
+	if err := s.runKeys(ctx, autonoticeScript, []string{key}, []any{int64(limit), gap.Microseconds(), q}, out[:]); err != nil {
+		return false, 0, 0, fmt.Errorf("autopilot notice of room %q: %w", room, err)
+	}
+	return out[0] == 1, int(out[1]), int(out[2]), nil
+}

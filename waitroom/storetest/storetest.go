@@ -40,6 +40,7 @@ var timed = map[string]bool{
 	"SessionClientsQuiet": true, "AdmitNDropsStale": true, "AdmitNIsAnAdmission": true,
 	"SocketEndsWithSession": true, "ChallengeLifetime": true, "UseRoomIdle": true,
 	"IdleRoomForgotten": true, "AutopilotStart": true, "AutopilotStartNoFlap": true,
+	"AutopilotNotice": true,
 }
 
 func run(t *testing.T, newStores NewFunc, untimed bool) {
@@ -88,6 +89,7 @@ var cases = []testCase{
 	{"AutopilotMerges", many, testAutopilotMerges},
 	{"AutopilotStart", many, testAutopilotStart},
 	{"AutopilotStartNoFlap", many, testAutopilotStartNoFlap},
+	{"AutopilotNotice", many, testAutopilotNotice},
 	{"TokenBucket", many, testTokenBucket},
 	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
 	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},
