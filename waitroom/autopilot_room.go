@@ -249,9 +249,7 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	if v == nil {
 		return
 	}
-	if ob, ok := a.rs.obs.(AutopilotObserver); ok {
-		ob.Autopilot(lr.label(), v)
-	}
+	a.rs.publishAutopilot(lr, v)
 	// The autopilot's own moves: a pin is the operator's, not news to them.
 	// Nor the controller's moves while the room is quiet (start_above):
 	// the ceiling is in effect, and the line's start says when it is not.
@@ -271,13 +269,9 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 // as it stands (its start before the first tick), so its series read the
 // limit in effect from the start, not "No data".
 func (rs *Rooms) declareAutopilots(live map[string]*liveRoom) {
-	ob, ok := rs.obs.(AutopilotObserver)
-	if !ok {
-		return
-	}
 	for _, lr := range live {
 		if v := lr.eff.Load().Autopilot; v != nil {
-			ob.Autopilot(lr.label(), v)
+			rs.publishAutopilot(lr, v)
 		}
 	}
 }
@@ -286,9 +280,7 @@ func (rs *Rooms) declareAutopilots(live map[string]*liveRoom) {
 func (a *Admitter) freeze() {
 	a.lr.freezeAutopilot()
 	if v := a.lr.eff.Load().Autopilot; v != nil {
-		if ob, ok := a.rs.obs.(AutopilotObserver); ok {
-			ob.Autopilot(a.lr.label(), v)
-		}
+		a.rs.publishAutopilot(a.lr, v)
 	}
 }
 
