@@ -35,6 +35,12 @@ func (s *Store) Autopilot(ctx context.Context, room string, p waitroom.Autopilot
 
 var autostartScript = loadScript("autostart.lua", preludeOnly)
 
+// The room's keys autostart.lua reads: their indexes in keyNames.
+const (
+	statsKey = 6
+	queueKey = 1
+)
+
 var _ waitroom.AutopilotStarts = (*Store)(nil)
 
 // AutopilotStart implements waitroom.AutopilotStarts in one script
@@ -51,7 +57,7 @@ func (s *Store) AutopilotStart(ctx context.Context, room string, p waitroom.Star
 	}
 	args := []any{p.AboveMilli, p.Window.Microseconds(), p.Hold.Microseconds(), strained}
 	var out [5]int64
-	if err := s.runKeys(ctx, autostartScript, []string{keys[6], keys[1], tag + "autostart"}, args, out[:]); err != nil {
+	if err := s.runKeys(ctx, autostartScript, []string{keys[statsKey], keys[queueKey], tag + "autostart"}, args, out[:]); err != nil {
 		return waitroom.StartState{}, fmt.Errorf("start_above of room %q: %w", room, err)
 	}
 	return waitroom.StartState{On: out[0] == 1, Judged: out[1] == 1, ArrivalsMilli: out[2],

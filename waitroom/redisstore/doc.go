@@ -5,9 +5,10 @@
 // number and however their clocks drift.
 //
 // Every change is one Lua script (lua/decide.lua, admit.lua, release.lua,
-// override.lua, shuffle.lua, useroom.lua, definition.lua, touch.lua; stats.lua
-// reads), so Redis runs it atomically, and every script reads the time
-// with TIME: Redis is the only clock. The
+// override.lua, shuffle.lua, useroom.lua, definition.lua, touch.lua,
+// autopilot.lua, autostart.lua, autonotice.lua; stats.lua reads), so
+// Redis runs it atomically, and every script reads the time with TIME:
+// Redis is the only clock. The
 // scripts share lua/prelude.lua (key names, units, the clock) and
 // lua/common.lua (helpers) as text, put in front of them when they are
 // loaded. Each instance runs its own admission ticker and no leader is
