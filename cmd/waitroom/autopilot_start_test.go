@@ -100,12 +100,13 @@ func startStoppable(t *testing.T, yaml string) (*App, string, func()) {
 // lets nobody in past the controller's limit (every newcomer through it
 // waits, the room full past the limit with the rush let in while quiet)
 // and never shows the room quiet: it does not judge from a window of its
-// own, it reads the state from the store.
+// own, it reads the state from the store. With the store down it keeps
+// the room on, frozen.
 func TestAutopilot_StartAboveRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
 	cfg := strings.Replace(autopilotConfig(site.URL, 100, true, fmt.Sprintf(
-		"store: { kind: redis, redis: { addrs: [%q], key_prefix: restart } }", srv.Addr())),
+		"store: { kind: redis, redis: { addrs: [%q], key_prefix: restart, dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms } }", srv.Addr())),
 		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 3, start_above: 2/s", 1)
 	a, baseA := startGateway(t, cfg)
 	b, _, stopB := startStoppable(t, cfg)
@@ -145,4 +146,18 @@ func TestAutopilot_StartAboveRestart(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("limit %d with 20 inside: the restarted gateway let none of 10 newcomers in", limit)
+
+	// The store goes: the room stays on (frozen), it does not fall back
+	// to quiet.
+	srv.Stop()
+	waitAutopilot(t, admin, "frozen", func(_ int, _ string, f bool) bool { return f })
+	for range 10 {
+		if l, _, f, v := autopilotOf(t, admin); v["quiet"] == true || l >= 100 || !f {
+			t.Fatalf("store down: %v, want on and frozen", v)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
 }
