@@ -34,10 +34,12 @@ type AutopilotConfig struct {
 	// Exclude are path prefixes whose requests are not measured, such as
 	// static assets served from a cache: "/static/".
 	Exclude []string `mapstructure:"exclude" yaml:"exclude" json:"exclude"`
-	// StartAbove is an arrival rate, "500/s": while arrivals (across
-	// instances, over 10 s) stay at or under it and the site is healthy,
-	// everyone goes straight in up to max_active; past it the autopilot's
-	// limit applies and the line forms. "": the limit always applies.
+	// StartAbove is an arrival rate, "500/s": the room is quiet
+	// (everyone straight in up to max_active) until arrivals (across
+	// instances, over 10 s) pass it or the site shows strain; then the
+	// autopilot's limit applies and the line forms, until arrivals are
+	// under, the line empty and the site healthy for 30 s (StartHold).
+	// "": the limit always applies.
 	StartAbove string `mapstructure:"start_above" yaml:"start_above" json:"start_above"`
 }
 

@@ -272,12 +272,14 @@ func (lr *liveRoom) autopiloted(lim Limits, mode Mode, o Override) (Limits, *Aut
 		c.Limit = max(ap.MinActive, min(r.Limits.MaxActive, c.Limit))
 	}
 	if !ap.StartAbove.IsUnlimited() {
-		c.StartAbove, c.Arrivals = ap.StartAbove, lr.arrivals.perSecond()
-		// Until arrivals pass start_above, or the site shows strain, the
-		// room stays out of the way: the ceiling applies. The store's
+		s := lr.start.Load()
+		c.StartAbove, c.Arrivals = ap.StartAbove, s.PerSecond()
+		// While the store says the room is quiet (autopilot_start.go) it
+		// stays out of the way: the ceiling applies. The store's
 		// controller goes on judging (its limit rises while the site keeps
 		// up with the crowd inside), and takes over once the room is on.
-		if o.MaxActive == nil && !lr.arrivals.on.Load() && !strained(c.Reason) {
+		// No answer yet: on.
+		if o.MaxActive == nil && s != nil && !s.On {
 			c.Limit, c.Quiet = r.Limits.MaxActive, true
 		}
 	}
@@ -346,6 +348,7 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 		}
 		return
 	}
+	a.startAbove(ctx, ap, st)
 	prev := lr.auto.Load()
 	lr.auto.Store(&AutopilotView{AutopilotState: st})
 	// The override in effect now: an operator's change that came in
@@ -355,9 +358,7 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 	if v == nil {
 		return
 	}
-	if ob, ok := a.rs.obs.(AutopilotObserver); ok {
-		ob.Autopilot(lr.label(), v)
-	}
+	a.rs.publishAutopilot(lr, v)
 	// The autopilot's own moves: a pin is the operator's, not news to them.
 	// Nor the controller's moves while the room is quiet (start_above):
 	// the ceiling is in effect, and the line's start says when it is not.
@@ -367,23 +368,19 @@ func (a *Admitter) autopilot(ctx context.Context, o Override) {
 			from = prev.Limit
 		}
 		a.log.Info("autopilot moved the limit", zap.Int("from", from), zap.Int("to", st.Limit), zap.String("reason", v.ReasonText()))
-		if n, ok := a.rs.notify.(AutopilotNotifier); ok {
-			n.AutopilotChanged(lr.name, from, v)
-		}
 	}
+	// The webhook: the limit in effect, coalesced in the store
+	// (autopilot_notice.go).
+	a.notifyAutopilot(ctx, v)
 }
 
 // declareAutopilots publishes the autopilot of every room that has one
 // as it stands (its start before the first tick), so its series read the
 // limit in effect from the start, not "No data".
 func (rs *Rooms) declareAutopilots(live map[string]*liveRoom) {
-	ob, ok := rs.obs.(AutopilotObserver)
-	if !ok {
-		return
-	}
 	for _, lr := range live {
 		if v := lr.eff.Load().Autopilot; v != nil {
-			ob.Autopilot(lr.label(), v)
+			rs.publishAutopilot(lr, v)
 		}
 	}
 }
@@ -392,9 +389,7 @@ func (rs *Rooms) declareAutopilots(live map[string]*liveRoom) {
 func (a *Admitter) freeze() {
 	a.lr.freezeAutopilot()
 	if v := a.lr.eff.Load().Autopilot; v != nil {
-		if ob, ok := a.rs.obs.(AutopilotObserver); ok {
-			ob.Autopilot(a.lr.label(), v)
-		}
+		a.rs.publishAutopilot(a.lr, v)
 	}
 }
 
@@ -418,7 +413,9 @@ type AutopilotObserver interface {
 }
 
 // AutopilotNotifier is a Notifier that tells of the limit the autopilot
-// moved (the webhook room.autopilot_changed), from the limit before.
+// moved (the webhook room.autopilot_changed), from the limit last told
+// (autopilot_notice.go); AutopilotWanted says whether anyone listens.
 type AutopilotNotifier interface {
 	AutopilotChanged(room string, from int, v *AutopilotView)
+	AutopilotWanted() bool
 }

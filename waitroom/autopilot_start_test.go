@@ -1,60 +1,86 @@
 package waitroom
 
 import (
-	"math"
 	"testing"
 	"time"
 )
 
-// Arrivals are judged from the store's count of joins over the last 10 s
-// of ticks: not before half the window is seen; the room turns on once
-// they pass start_above and off only when they are back under it with the
-// line empty; a count that went back (the room made again) starts over.
-func TestArrivals_StartAbove(t *testing.T) {
-	above := Rate{N: 10, Per: time.Second}
-	var w arrivals
+// The store's rule (StartRecord.Judge) on a clock of its own: arrivals
+// judged over the window once half of it is seen, on at once past
+// start_above or on strain, quiet only after the hold with arrivals under,
+// the line empty and no strain; a count that went back starts over; a
+// record first seen with a line or strain starts on.
+func TestStartRecord_Judge(t *testing.T) {
+	p := StartParams{AboveMilli: 10_000, Window: ArrivalWindow, Hold: StartHold}
+	var rec StartRecord
 	t0 := time.Unix(1_000_000, 0)
-	tick := func(sec float64, joined, waiting int64) {
-		w.note(t0.Add(time.Duration(sec*float64(time.Second))), &Stats{Joined: joined, Waiting: waiting}, above)
+	at := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+	st := rec.Judge(at(0), 0, 0, p)
+	if st.On || st.Judged {
+		t.Fatalf("first: %+v", st)
 	}
-	tick(0, 0, 0)
-	tick(4, 1000, 0) // 250/s, but over 4 s only: not judged
-	if !math.IsNaN(w.perSecond()) || w.on.Load() {
-		t.Fatalf("judged over 4 s: %v on %v", w.perSecond(), w.on.Load())
+	if st = rec.Judge(at(4), 1000, 0, p); st.Judged || st.On { // 250/s, over 4 s only
+		t.Fatalf("judged over 4 s: %+v", st)
 	}
-	w = arrivals{}
+	rec = StartRecord{}
 	for s := range 21 { // 5 a second for 20 s
-		tick(float64(s), int64(5*s), 0)
+		st = rec.Judge(at(float64(s)), int64(5*s), 0, p)
 	}
-	if r := w.perSecond(); r != 5 || w.on.Load() {
-		t.Fatalf("5/s under 10/s: %v, on %v", r, w.on.Load())
+	if !st.Judged || st.ArrivalsMilli != 5000 || st.On {
+		t.Fatalf("5/s under 10/s: %+v", st)
 	}
-	for s := 21; s <= 25; s++ { // 30 a second for 5 s: over the 10 s, 17.5/s
-		tick(float64(s), 100+int64(30*(s-20)), 0)
+	for s := 21; s <= 25; s++ { // 30 a second for 5 s: 17.5/s over the 10 s
+		st = rec.Judge(at(float64(s)), 100+int64(30*(s-20)), 0, p)
+		if s == 23 && (!st.On || !st.Switched) {
+			t.Fatalf("11/s at 23 s: %+v, want switched on", st)
+		}
 	}
-	if r := w.perSecond(); r != 17.5 || !w.on.Load() {
-		t.Fatalf("17.5/s over 10/s: %v, on %v", r, w.on.Load())
+	if st.ArrivalsMilli != 17_500 || !st.On || st.Switched {
+		t.Fatalf("17.5/s: %+v", st)
 	}
-	// Back to 1/s: on while the line is not empty, off once it is.
-	for s := 26; s <= 40; s++ {
-		tick(float64(s), 250+int64(s-25), 3)
+	// Back to 1/s with a line: on, not calm.
+	j := int64(250)
+	for s := 26; s <= 80; s++ {
+		j++
+		if st = rec.Judge(at(float64(s)), j, 3, p); !st.On || st.Calm != 0 {
+			t.Fatalf("1/s with a line at %d s: %+v", s, st)
+		}
 	}
-	if r := w.perSecond(); r != 1 || !w.on.Load() {
-		t.Fatalf("1/s with a line: %v, on %v (want on)", r, w.on.Load())
+	// The line empty: calm for the hold (30 s), then quiet; strain in
+	// the middle starts the hold over.
+	for s := 81; ; s++ {
+		j++
+		q := p
+		q.Strained = s == 95
+		st = rec.Judge(at(float64(s)), j, 0, q)
+		if !st.On {
+			if s != 96+30 || !st.Switched {
+				t.Fatalf("quiet at %d s, want 126 s (the hold from 96 s, after the strain at 95 s): %+v", s, st)
+			}
+			break
+		}
+		if s > 200 {
+			t.Fatal("never quiet")
+		}
 	}
-	tick(41, 266, 0)
-	if w.on.Load() {
-		t.Fatal("1/s, the line empty: still on")
+	// The count went back (the room made again): judged again from it.
+	if st = rec.Judge(at(127), 3, 0, p); st.Judged || st.On {
+		t.Fatalf("after the count went back: %+v", st)
 	}
-	tick(42, 3, 0) // the room was made again
-	if len(w.samples) != 1 || w.on.Load() {
-		t.Fatalf("after the count went back: %d samples, on %v", len(w.samples), w.on.Load())
+	// A record first seen with a line, or strained, starts on.
+	rec = StartRecord{}
+	if st = rec.Judge(at(0), 500, 1, p); !st.On {
+		t.Fatalf("first seen with a line: %+v", st)
 	}
-	// Off without start_above.
-	w.on.Store(true)
-	w.note(t0, &Stats{}, Rate{})
-	if w.on.Load() {
-		t.Fatal("no start_above: on")
+	rec = StartRecord{}
+	if st = rec.Judge(at(0), 500, 0, StartParams{AboveMilli: 10_000, Window: ArrivalWindow, Hold: StartHold, Strained: true}); !st.On {
+		t.Fatalf("first seen strained: %+v", st)
+	}
+	if startMilli(Rate{N: 500, Per: time.Second}) != 500_000 || startMilli(Rate{N: 3, Per: time.Minute}) != 50 {
+		t.Fatal("startMilli")
+	}
+	if startHold(15*time.Second) != 30*time.Second || startHold(time.Minute) != 2*time.Minute {
+		t.Fatal("startHold")
 	}
 }
 

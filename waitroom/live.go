@@ -18,8 +18,13 @@ type liveRoom struct {
 	stats  atomic.Pointer[Stats]
 	hist   history
 	spread atomic.Pointer[rateSpread] // of the last few minutes, for honest estimates
-	// arrivals judges autopilot.start_above (autopilot_start.go).
-	arrivals arrivals
+	// start is the store's last answer on autopilot.start_above
+	// (autopilot_start.go); nil until the first.
+	start atomic.Pointer[StartState]
+	// noticed is the limit last sent to the webhook as this instance
+	// last heard from the store, plus one (0: not yet heard);
+	// autopilot_notice.go.
+	noticed atomic.Int64
 	// shuffleSeed is the seed of the opening's shuffle, once it ran (the
 	// store's record, shown by the admin API); nil until the admitter has
 	// asked the store.
@@ -135,9 +140,6 @@ func (lr *liveRoom) message() string {
 // the history.
 func (lr *liveRoom) sampled(now time.Time, st Stats) {
 	lr.stats.Store(&st)
-	if ap := lr.room().Autopilot; ap != nil {
-		lr.arrivals.note(now, &st, ap.StartAbove)
-	}
 	lr.hist.add(now, &st)
 	lr.measureSpread(now)
 }

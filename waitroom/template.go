@@ -205,6 +205,9 @@ func (rs *Rooms) sweepTemplates(ctx context.Context) {
 		}
 		sum.rooms++
 		sum.stats.add(*st)
+		if v := lr.eff.Load().Autopilot; v != nil {
+			sum.autopilot.add(v)
+		}
 		if lr.counted.Load() && now.Sub(time.Unix(0, lr.lastUse.Load())) > r.IdleAfter/4 {
 			rs.keepCounted(ctx, lr, r)
 		}
@@ -220,13 +223,17 @@ func (rs *Rooms) sweepTemplates(ctx context.Context) {
 			}
 			rs.obs.Room(name, sum.stats)
 			rs.obs.TemplateRooms(name, sum.rooms)
+			if ob, ok := rs.obs.(AutopilotObserver); ok && (*t)[name].Autopilot != nil {
+				ob.Autopilot(name, &sum.autopilot)
+			}
 		}
 	}
 }
 
 type templateSum struct {
-	rooms int
-	stats Stats
+	rooms     int
+	stats     Stats
+	autopilot AutopilotView // summed as autopilot_metrics.go says
 }
 
 // add sums what adds up across rooms.

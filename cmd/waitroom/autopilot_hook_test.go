@@ -41,7 +41,8 @@ func browse(ctx context.Context, base, path string, n int) *sync.WaitGroup {
 // The autopilot's moves reach the site's on-call as
 // room.autopilot_changed: a rise (five visitors fill the limit of five, the
 // site is quick), then a cut when the site fails; a second rise within the
-// minute is held back (at most one rise and one fall a minute per room).
+// minute is held back (at most one rise and one fall a minute per room),
+// and sent once the minute has passed, as the limit then, from the cut's.
 func TestAutopilot_Webhook(t *testing.T) {
 	srv := redistest.Start(t)
 	var failing atomic.Bool
@@ -89,6 +90,20 @@ func TestAutopilot_Webhook(t *testing.T) {
 	time.Sleep(2 * time.Second) // steps pass: the rise would have been sent by now
 	if n := rcv.count("room.autopilot_changed"); n != 2 {
 		t.Fatalf("%d room.autopilot_changed within the minute, want 2 (one rise, one cut)", n)
+	}
+
+	// The rise held back is not dropped: once the minute since the first
+	// rise has passed, the limit in effect goes out, from the cut's 5
+	// (the limit last sent). With the visitors gone the limit holds, so
+	// the last event is the room's state now.
+	cancel()
+	wg.Wait()
+	waitFor(t, 90*time.Second, func() bool { return rcv.count("room.autopilot_changed") == 3 })
+	rcv.mu.Lock()
+	late := rcv.got[2]["data"].(map[string]any)
+	rcv.mu.Unlock()
+	if now, _, _, _ := autopilotOf(t, c); num(late, "from") != 5 || num(late, "to") != now || now <= 5 {
+		t.Fatalf("the rise held back, sent late: %v; want from 5 to the limit now, %d", late, now)
 	}
 	if rcv.bad != 0 {
 		t.Fatalf("%d badly signed", rcv.bad)

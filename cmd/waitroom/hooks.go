@@ -82,19 +82,22 @@ func (h *hooks) VisitorAdmitted(room, visitor, account string, until time.Time, 
 		Data: webhook.VisitorAdmittedData{Room: room, Visitor: visitor, Account: account, Until: until}})
 }
 
-// AutopilotChanged sends room.autopilot_changed. Only the instance whose
-// report closed the step calls it, but a limit that moves every step
-// (15 s) would flood the on-call: at most one rise and one fall a minute
-// per room go out (claimed in the store like a line's start, so across
-// instances too), a fall never held back by a rise before it.
+// AutopilotChanged sends room.autopilot_changed. The store decided that
+// this instance sends it (waitroom.AutopilotNotices: at most one rise and
+// one fall a minute per room, a move held back sent later as the limit in
+// effect then, from the limit last sent), so it goes out as it is.
 func (h *hooks) AutopilotChanged(room string, from int, v *waitroom.AutopilotView) {
-	dir := "up"
-	if v.Limit < from {
-		dir = "down"
-	}
-	h.once(webhook.Key(webhook.RoomAutopilotChanged, room, dir), webhook.Event{Type: webhook.RoomAutopilotChanged,
+	h.send(webhook.Event{Type: webhook.RoomAutopilotChanged,
+		ID: webhook.Key(webhook.RoomAutopilotChanged, room, fmt.Sprintf("%d>%d@%d", from, v.Limit, time.Now().UnixMicro())),
 		Data: webhook.AutopilotChangedData{Room: room, From: from, To: v.Limit, Rate: v.Rate.String(), Reason: v.ReasonText(),
 			LatencySeconds: v.Latency.Seconds(), ErrorShare: v.ErrorShare()}})
+}
+
+// AutopilotWanted reports whether a webhook takes room.autopilot_changed,
+// so the rooms ask the store about sending it only then.
+func (h *hooks) AutopilotWanted() bool {
+	d := h.d.Load()
+	return d != nil && d.Wants(webhook.RoomAutopilotChanged)
 }
 
 // use puts a dispatcher for the endpoints in service (none: webhooks off),

@@ -3,17 +3,84 @@ package memstore
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/waitroom/waitroom/waitroom"
 )
 
-var _ waitroom.Autopilots = (*Store)(nil)
+var (
+	_ waitroom.Autopilots       = (*Store)(nil)
+	_ waitroom.AutopilotStarts  = (*Store)(nil)
+	_ waitroom.AutopilotNotices = (*Store)(nil)
+)
+
+// Bounds of the autopilot records, as Redis bounds its hashes: a record
+// unused for autopilotTTL is dropped (Redis: the PEXPIRE of a day in
+// autopilot.lua and autostart.lua), looked for at most once every
+// autopilotSweepEvery; and the map never holds more than autopilotMax,
+// the least lately used going first, so rooms filled in from templates,
+// which come and go, do not grow it forever.
+const (
+	autopilotTTL        = 24 * time.Hour
+	autopilotSweepEvery = time.Minute
+	autopilotMax        = 10_000
+)
+
+// autopilotEntry is a room's autopilot and start_above records.
+type autopilotEntry struct {
+	rec    waitroom.AutopilotRecord
+	start  waitroom.StartRecord
+	notice waitroom.NoticeRecord
+	used   time.Time
+}
 
 // autopilots are the rooms' autopilot records, under a lock of their own:
 // they are on no visitor's path.
 type autopilots struct {
 	mu    sync.Mutex
-	rooms map[string]*waitroom.AutopilotRecord
+	rooms map[string]*autopilotEntry
+	swept time.Time
+}
+
+// entry returns room's record, made if need be, with s.auto.mu held; it
+// sweeps the map first.
+func (s *Store) autopilotEntry(room string, now time.Time) *autopilotEntry {
+	a := &s.auto
+	if a.rooms == nil {
+		a.rooms = make(map[string]*autopilotEntry)
+	}
+	if now.Sub(a.swept) >= autopilotSweepEvery || now.Before(a.swept) {
+		a.swept = now
+		for name, e := range a.rooms {
+			if now.Sub(e.used) > autopilotTTL {
+				delete(a.rooms, name)
+			}
+		}
+	}
+	e := a.rooms[room]
+	if e == nil {
+		if len(a.rooms) >= autopilotMax {
+			// Full: the least lately used goes (a scan, only when full).
+			var oldest string
+			for name, o := range a.rooms {
+				if oldest == "" || o.used.Before(a.rooms[oldest].used) {
+					oldest = name
+				}
+			}
+			delete(a.rooms, oldest)
+		}
+		e = &autopilotEntry{}
+		a.rooms[room] = e
+	}
+	e.used = now
+	return e
+}
+
+// autopilotRooms is how many rooms have autopilot records (tests).
+func (s *Store) autopilotRooms() int {
+	s.auto.mu.Lock()
+	defer s.auto.mu.Unlock()
+	return len(s.auto.rooms)
 }
 
 // Autopilot implements waitroom.Autopilots with the rule redisstore's
@@ -29,13 +96,38 @@ func (s *Store) Autopilot(ctx context.Context, room string, p waitroom.Autopilot
 	now := s.clock()
 	s.auto.mu.Lock()
 	defer s.auto.mu.Unlock()
-	if s.auto.rooms == nil {
-		s.auto.rooms = make(map[string]*waitroom.AutopilotRecord)
+	return s.autopilotEntry(room, now).rec.Report(now, p, r), nil
+}
+
+// AutopilotStart implements waitroom.AutopilotStarts with the rule
+// redisstore's autostart.lua runs (waitroom.StartRecord.Judge), on the
+// room's join count and line as Stats reads them. The records' lock is
+// held across the read, so calls judge counts in the order they read
+// them. Errors: waitroom.ErrClosed, ctx's error.
+func (s *Store) AutopilotStart(ctx context.Context, room string, p waitroom.StartParams) (waitroom.StartState, error) {
+	s.auto.mu.Lock()
+	defer s.auto.mu.Unlock()
+	st, err := s.Stats(ctx, room)
+	if err != nil {
+		return waitroom.StartState{}, err
 	}
-	rec := s.auto.rooms[room]
-	if rec == nil {
-		rec = &waitroom.AutopilotRecord{}
-		s.auto.rooms[room] = rec
+	now := s.clock()
+	return s.autopilotEntry(room, now).start.Judge(now, st.Joined, st.Waiting, p), nil
+}
+
+// AutopilotNotice implements waitroom.AutopilotNotices with the rule
+// redisstore's autonotice.lua runs (waitroom.NoticeRecord.Note), on the
+// store's clock. Errors: waitroom.ErrClosed, ctx's error.
+func (s *Store) AutopilotNotice(ctx context.Context, room string, limit int, gap time.Duration, quietly bool) (bool, int, int, error) {
+	if s.closed.Load() {
+		return false, 0, 0, waitroom.ErrClosed
 	}
-	return rec.Report(now, p, r), nil
+	if err := ctx.Err(); err != nil {
+		return false, 0, 0, err
+	}
+	now := s.clock()
+	s.auto.mu.Lock()
+	defer s.auto.mu.Unlock()
+	send, from, sent := s.autopilotEntry(room, now).notice.Note(now, limit, gap, quietly)
+	return send, from, sent, nil
 }

@@ -5,9 +5,10 @@
 // number and however their clocks drift.
 //
 // Every change is one Lua script (lua/decide.lua, admit.lua, release.lua,
-// override.lua, shuffle.lua, useroom.lua, definition.lua, touch.lua; stats.lua
-// reads), so Redis runs it atomically, and every script reads the time
-// with TIME: Redis is the only clock. The
+// override.lua, shuffle.lua, useroom.lua, definition.lua, touch.lua,
+// autopilot.lua, autostart.lua, autonotice.lua; stats.lua reads), so
+// Redis runs it atomically, and every script reads the time with TIME:
+// Redis is the only clock. The
 // scripts share lua/prelude.lua (key names, units, the clock) and
 // lua/common.lua (helpers) as text, put in front of them when they are
 // loaded. Each instance runs its own admission ticker and no leader is
@@ -47,6 +48,9 @@
 //	                             ReleaseAt (see Replayed releases); written with the admission
 //	                             (a tick's all in one HSET), removed wherever a session leaves
 //	                             active, the lifetime of the data keys; no field reads as 0
+//	{wr:R}:autostart hash        autopilot.start_above (autostart.lua): on, calm (since when the
+//	                             conditions for quiet hold), known, and samples of the join count
+//	                             (s<i>, j<i>); a day after its last use
 //
 // Two more keys serve every room, each under a hash tag of its own; they
 // never meet a room's keys, which carry a suffix after the tag, and room

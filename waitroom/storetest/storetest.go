@@ -39,7 +39,8 @@ var timed = map[string]bool{
 	"SlidingRenewal": true, "RecoveryGrace": true, "ShortUntilUsed": true, "SessionClients": true,
 	"SessionClientsQuiet": true, "AdmitNDropsStale": true, "AdmitNIsAnAdmission": true,
 	"SocketEndsWithSession": true, "ChallengeLifetime": true, "UseRoomIdle": true,
-	"IdleRoomForgotten": true,
+	"IdleRoomForgotten": true, "AutopilotStart": true, "AutopilotStartNoFlap": true,
+	"AutopilotNotice": true,
 }
 
 func run(t *testing.T, newStores NewFunc, untimed bool) {
@@ -87,6 +88,9 @@ var cases = []testCase{
 	{"Autopilot", many, testAutopilot},
 	{"AutopilotMerges", many, testAutopilotMerges},
 	{"AutopilotTimedOnly", many, testAutopilotTimedOnly},
+	{"AutopilotStart", many, testAutopilotStart},
+	{"AutopilotStartNoFlap", many, testAutopilotStartNoFlap},
+	{"AutopilotNotice", many, testAutopilotNotice},
 	{"TokenBucket", many, testTokenBucket},
 	{"FIFOOneSlot", many, func(t *testing.T, e *env) { testFIFO(t, e, 1) }},
 	{"FIFOBatches", many, func(t *testing.T, e *env) { testFIFO(t, e, 3) }},
