@@ -341,9 +341,13 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // knee signal (the gradient limiters' and Vegas's, compared with the
 // unloaded latency rather than the target): with the median more than a
 // margin (half the baseline, at least a tenth of the target) over the
-// baseline, the limit backs off by a tenth (at least 2) while the median
-// is not falling (the queue still grows: the limit is past the knee), and
-// holds while it falls (the queue drains). Under the knee it rises when
+// baseline, the limit backs off while the median is not falling (the
+// queue still grows: the limit is past the knee): by a tenth (at least 2),
+// or, when the median is past twice the margin, by the gradient
+// (baseline + twice the margin) / median, to at most half. It holds while
+// the median falls (the queue drains) or more sessions are inside than
+// the limit (a back-off's excess still leaving: cutting again would count
+// the same excess twice). Under the knee it rises when
 // the limit is in use (at least 80% of it inside): by a tenth (at least
 // 2) while the percentile is under half the target, then by a twentieth
 // (at least 1); it holds within the last quarter below the target, holds
@@ -409,8 +413,11 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	case active*10 < L*8:
 		return limit, ReasonUnused, lat, med, errPPM
 	case base > 0 && timed >= AutopilotMinSamples && med > base+max(base/2, target/10):
-		if med >= last.Median.Microseconds() {
-			return int(max(L-max(2, L/10), int64(p.Min))), ReasonBackoff, lat, med, errPPM
+		if med >= last.Median.Microseconds() && active <= L {
+			// By a tenth (at least 2), or by the gradient past twice the
+			// margin, to at most half.
+			next := min(L-max(2, L/10), L*(base+2*max(base/2, target/10))/med)
+			return int(max(next, L/2, int64(p.Min))), ReasonBackoff, lat, med, errPPM
 		}
 		return limit, ReasonKnee, lat, med, errPPM
 	case lat*4 > target*3:

@@ -87,23 +87,27 @@ func testAutopilot(t *testing.T, e *env) {
 	check("fast again", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 14, waitroom.ReasonRise)
 	// The median is in (150ms, 200ms]: 175ms, past the knee (the unloaded
 	// 42.5ms, the first step's median, plus the margin, a tenth of the
-	// target: 92.5ms) and up from 42.5ms: backed off, by 2.
+	// target: 92.5ms) and up from 42.5ms: backed off, and past twice the
+	// margin (142.5ms) by the gradient: 14 × 142.5/175 = 11.4.
 	st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 14))
-	check("median past the knee, growing", st, 12, waitroom.ReasonBackoff)
+	check("median past the knee, growing", st, 11, waitroom.ReasonBackoff)
 	if st.Median != 175*time.Millisecond || st.Baseline != 42500*time.Microsecond {
 		t.Fatalf("past the knee: %+v, want p50 175ms against the unloaded 42.5ms", st)
 	}
 	// In (100ms, 150ms]: 125ms, still past the knee but falling: held.
-	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 12)), 12, waitroom.ReasonKnee)
+	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 11)), 11, waitroom.ReasonKnee)
+	// Growing again, but 12 inside, more than the 11 of the limit: the
+	// back-off's excess still leaves, held.
+	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 130*time.Millisecond, 0, 12)), 11, waitroom.ReasonKnee)
 	// 85 fast and 15 in (400ms, 500ms]: p90 433.3ms, within a quarter
 	// below the 500ms target, p50 43.8ms.
-	near := stepOf(85, 40*time.Millisecond, 0, 12)
+	near := stepOf(85, 40*time.Millisecond, 0, 11)
 	near.Buckets[11], near.Requests = 15, 100
-	check("near the target", e.autopilotStepWith(p, near), 12, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 12, waitroom.ReasonIdle)
+	check("near the target", e.autopilotStepWith(p, near), 11, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 11, waitroom.ReasonIdle)
 	// The 9 of the step too small to judge carry into this one.
 	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8))
-	check("limit not in use", st, 12, waitroom.ReasonUnused)
+	check("limit not in use", st, 11, waitroom.ReasonUnused)
 	if st.Samples != 100+waitroom.AutopilotMinSamples-1 {
 		t.Fatalf("step after one too small to judge: %d requests, want its 100 and the 9 carried", st.Samples)
 	}
