@@ -354,7 +354,10 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // when the limit is not in use (a limit nobody reaches proves nothing
 // about the site), and holds the step after a rise (ReasonSettling): the
 // visitors a rise lets in come in over the next step, so a rise is judged
-// by a step with the raised limit in effect throughout. With fewer than
+// by a step with the raised limit in effect throughout; but not while the
+// median stays within half the margin of the baseline, far under the
+// knee (a capacity doubled is followed up at a rise a step, not every
+// other step). With fewer than
 // AutopilotMinSamples requests it holds (and the store carries the step's
 // counts into the next).
 func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState, base int64) (int, AutopilotReason, int64, int64, int64) {
@@ -412,17 +415,22 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		return int(next), why, lat, med, errPPM
 	case active*10 < L*8:
 		return limit, ReasonUnused, lat, med, errPPM
-	case base > 0 && timed >= AutopilotMinSamples && med > base+max(base/2, target/10):
+	}
+	margin := max(base/2, target/10)
+	switch {
+	case base > 0 && timed >= AutopilotMinSamples && med > base+margin:
 		if med >= last.Median.Microseconds() && active <= L {
 			// By a tenth (at least 2), or by the gradient past twice the
 			// margin, to at most half.
-			next := min(L-max(2, L/10), L*(base+2*max(base/2, target/10))/med)
+			next := min(L-max(2, L/10), L*(base+2*margin)/med)
 			return int(max(next, L/2, int64(p.Min))), ReasonBackoff, lat, med, errPPM
 		}
 		return limit, ReasonKnee, lat, med, errPPM
 	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, med, errPPM
-	case last.Reason == ReasonRise:
+	case last.Reason == ReasonRise && (base == 0 || timed < AutopilotMinSamples || med > base+margin/2):
+		// Far under the knee (the median within half the margin of the
+		// baseline) the next rise needs no step to see the last.
 		return limit, ReasonSettling, lat, med, errPPM
 	}
 	step := max(1, L/20)

@@ -82,32 +82,36 @@ func testAutopilot(t *testing.T, e *env) {
 	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
-	// The step after a rise holds, whatever it measured within the target.
-	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
+	// The step after a rise holds when its median is over the unloaded
+	// 42.5ms (the first step's) by more than half the margin (a tenth of
+	// the target, 50ms): here in (75ms, 100ms], 87.5ms.
+	check("slower, the step after a rise", e.autopilotStepWith(p, stepOf(100, 80*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
 	check("fast again", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 14, waitroom.ReasonRise)
+	// Within it, far under the knee: the next rise at once.
+	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 14)), 16, waitroom.ReasonRise)
 	// The median is in (150ms, 200ms]: 175ms, past the knee (the unloaded
 	// 42.5ms, the first step's median, plus the margin, a tenth of the
 	// target: 92.5ms) and up from 42.5ms: backed off, and past twice the
-	// margin (142.5ms) by the gradient: 14 × 142.5/175 = 11.4.
-	st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 14))
-	check("median past the knee, growing", st, 11, waitroom.ReasonBackoff)
+	// margin (142.5ms) by the gradient: 16 × 142.5/175 = 13.03.
+	st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16))
+	check("median past the knee, growing", st, 13, waitroom.ReasonBackoff)
 	if st.Median != 175*time.Millisecond || st.Baseline != 42500*time.Microsecond {
 		t.Fatalf("past the knee: %+v, want p50 175ms against the unloaded 42.5ms", st)
 	}
 	// In (100ms, 150ms]: 125ms, still past the knee but falling: held.
-	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 11)), 11, waitroom.ReasonKnee)
-	// Growing again, but 12 inside, more than the 11 of the limit: the
+	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 13)), 13, waitroom.ReasonKnee)
+	// Not falling, but 14 inside, more than the 13 of the limit: the
 	// back-off's excess still leaves, held.
-	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 130*time.Millisecond, 0, 12)), 11, waitroom.ReasonKnee)
+	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 130*time.Millisecond, 0, 14)), 13, waitroom.ReasonKnee)
 	// 85 fast and 15 in (400ms, 500ms]: p90 433.3ms, within a quarter
 	// below the 500ms target, p50 43.8ms.
-	near := stepOf(85, 40*time.Millisecond, 0, 11)
+	near := stepOf(85, 40*time.Millisecond, 0, 13)
 	near.Buckets[11], near.Requests = 15, 100
-	check("near the target", e.autopilotStepWith(p, near), 11, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 11, waitroom.ReasonIdle)
+	check("near the target", e.autopilotStepWith(p, near), 13, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 13, waitroom.ReasonIdle)
 	// The 9 of the step too small to judge carry into this one.
 	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8))
-	check("limit not in use", st, 11, waitroom.ReasonUnused)
+	check("limit not in use", st, 13, waitroom.ReasonUnused)
 	if st.Samples != 100+waitroom.AutopilotMinSamples-1 {
 		t.Fatalf("step after one too small to judge: %d requests, want its 100 and the 9 carried", st.Samples)
 	}

@@ -128,8 +128,11 @@ local function decide(limit, base)
     return limit, R_KNEE, lat, med, errppm
   end
   if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, med, errppm end
-  -- A rise is judged with the raised limit in effect for a whole step.
-  if st.reason == R_RISE then return limit, R_SETTLING, lat, med, errppm end
+  -- A rise is judged with the raised limit in effect for a whole step,
+  -- unless the median stays within half the margin of the baseline.
+  if st.reason == R_RISE and (base == 0 or timed < MIN_SAMPLES or med > base + idiv(margin, 2)) then
+    return limit, R_SETTLING, lat, med, errppm
+  end
   local step = math.max(1, idiv(limit, 20))
   if lat * 2 <= TARGET then step = math.max(2, idiv(limit, 10)) end
   local nxt = limit + step
