@@ -345,9 +345,10 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // queue still grows: the limit is past the knee): by a tenth (at least 2),
 // or, when the median is past twice the margin, by the gradient
 // (baseline + twice the margin) / median, to at most half. It holds while
-// the median falls (the queue drains) or more sessions are inside than
-// the limit (a back-off's excess still leaving: cutting again would count
-// the same excess twice). Under the knee it rises when
+// the median falls (the queue drains), and in the step right after a
+// back-off while more sessions are inside than the limit (its excess still
+// leaving: cutting again at once would count the same excess twice; a
+// step later a median still growing is a back-off too small). Under the knee it rises when
 // the limit is in use (at least 80% of it inside): by a tenth (at least
 // 2) while the percentile is under half the target, then by a twentieth
 // (at least 1); it holds within the last quarter below the target, holds
@@ -419,7 +420,7 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	margin := max(base/2, target/10)
 	switch {
 	case base > 0 && timed >= AutopilotMinSamples && med > base+margin:
-		if med >= last.Median.Microseconds() && active <= L {
+		if med >= last.Median.Microseconds() && (active <= L || last.Reason != ReasonBackoff) {
 			// By a tenth (at least 2), or by the gradient past twice the
 			// margin, to at most half.
 			next := min(L-max(2, L/10), L*(base+2*margin)/med)

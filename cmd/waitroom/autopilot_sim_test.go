@@ -55,6 +55,9 @@ type simRecord struct {
 // release passed it, so each visit lies within a session.
 type simVisit struct {
 	first, last, released time.Time
+	// since is when the visitor last heard it was not admitted (its last
+	// waiting poll sent, or its join): its admission was decided after.
+	since time.Time
 }
 
 type simHit struct {
@@ -82,7 +85,9 @@ func (s *simSite) set(workers int, service time.Duration) {
 func (s *simSite) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	id, _ := strconv.ParseInt(r.Header.Get("X-Sim-Visitor"), 10, 64)
+	since, _ := strconv.ParseInt(r.Header.Get("X-Sim-Since"), 10, 64)
 	s.rec.visit(id, start, false)
+	s.rec.since(id, time.Unix(0, since))
 	defer func() { s.rec.visit(id, time.Now(), false) }()
 	if strings.HasSuffix(r.URL.Path, "/done") {
 		w.Header().Set("Waitroom-Command", "release")
@@ -116,6 +121,16 @@ func (s *simSite) serve(w http.ResponseWriter, r *http.Request) {
 
 // visit notes a request of visitor id (0: none) at, its release when
 // released.
+// since notes when visitor id last heard it was not admitted, at its
+// visit's first request.
+func (r *simRecord) since(id int64, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.visits[id]; v != nil && v.since.IsZero() {
+		v.since = at
+	}
+}
+
 func (r *simRecord) visit(id int64, at time.Time, released bool) {
 	if id == 0 {
 		return
@@ -140,8 +155,9 @@ func (r *simRecord) visit(id int64, at time.Time, released bool) {
 
 // simEvent is a visit's start (+1) or end (-1) at the site.
 type simEvent struct {
-	at   time.Time
-	step int
+	at    time.Time
+	step  int
+	since time.Time // a start's: its visit's since
 }
 
 // events are the visits' starts and ends in time order, as the chaos
@@ -155,7 +171,7 @@ func (r *simRecord) events() []simEvent {
 		if !v.released.IsZero() {
 			end = v.released
 		}
-		ev = append(ev, simEvent{v.first, +1}, simEvent{end, -1})
+		ev = append(ev, simEvent{v.first, +1, v.since}, simEvent{end, -1, time.Time{}})
 	}
 	r.mu.Unlock()
 	slices.SortFunc(ev, func(a, b simEvent) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.step, b.step)) })
@@ -166,21 +182,23 @@ func (r *simRecord) events() []simEvent {
 // admissions live at the site at once than max_active) with a limit that
 // moves: when an admission's first request reaches the site at t, the
 // admissions live there are at most the sessions inside at t, which are at
-// most the limit the last of them was admitted under, no earlier than
-// within before t (a visitor learns of its admission at its next poll);
-// limit(from, to) is the highest limit any gateway showed then. It answers
-// how many admissions found more live than that, and the worst.
-func (r *simRecord) overLimit(within time.Duration, limit func(from, to time.Time) int) (n int, worst string) {
+// most the limit the last of them was admitted under. That admission was
+// decided after this visitor last heard it was waiting (since, as the
+// chaos checker's Resolution reads polls), and a gateway shows a limit
+// the store decided within slack; limit(from, to) is the highest limit
+// any gateway showed over [since-slack, t]. It answers how many admissions
+// found more live than that, and the worst.
+func (r *simRecord) overLimit(slack time.Duration, limit func(from, to time.Time) int) (n int, worst string) {
 	live, most := 0, 0
 	for _, e := range r.events() {
 		live += e.step
-		if e.step < 0 {
+		if e.step < 0 || e.since.IsZero() {
 			continue
 		}
-		if l := limit(e.at.Add(-within), e.at); live > l {
+		if l := limit(e.since.Add(-slack), e.at); live > l {
 			n++
 			if live-l > most {
-				most, worst = live-l, fmt.Sprintf("%d live at %s, the highest limit over the %v before %d", live, e.at.Format("15:04:05.000"), within, l)
+				most, worst = live-l, fmt.Sprintf("%d live at %s, the highest limit from %v before (its last waiting poll) %d", live, e.at.Format("15:04:05.000"), e.at.Sub(e.since).Round(time.Millisecond), l)
 			}
 		}
 	}
@@ -295,6 +313,8 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 	id := strconv.FormatInt(c.ids.Add(1), 10)
 	cl := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: c.transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var since atomic.Int64 // when it last heard it was waiting
+	since.Store(time.Now().UnixNano())
 	get := func(path string, accept string) (int, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		if err != nil {
@@ -304,6 +324,7 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 			req.Header.Set("Accept", accept)
 		}
 		req.Header.Set("X-Sim-Visitor", id)
+		req.Header.Set("X-Sim-Since", strconv.FormatInt(since.Load(), 10))
 		resp, err := cl.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -327,7 +348,11 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 		if !sleepCtx(ctx, c.poll) {
 			return
 		}
+		sent := time.Now()
 		_, status := get("/.waitroom/status?room="+c.room, "application/json")
+		if !strings.Contains(status, `"state":"admitted"`) {
+			since.Store(sent.UnixNano())
+		}
 		if strings.Contains(status, `"state":"admitted"`) {
 			_, body = get(c.prefix+"page", "")
 		}
