@@ -350,7 +350,9 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 		}
 		sent := time.Now()
 		_, status := get("/.waitroom/status?room="+c.room, "application/json")
-		if !strings.Contains(status, `"state":"admitted"`) {
+		// Only "waiting" proves it was not admitted when the poll was read
+		// (a "hold" or no answer proves nothing).
+		if strings.Contains(status, `"state":"waiting"`) {
 			since.Store(sent.UnixNano())
 		}
 		if strings.Contains(status, `"state":"admitted"`) {

@@ -107,7 +107,9 @@ func watch(ctx context.Context, apps []*App, crowd *simCrowd) func() [][]simSamp
 				info, _ := a.rooms.Info("shop")
 				s := simSample{at: time.Now(), active: info.Stats.Active, limit: info.Effective.Limits.MaxActive, waiting: crowd.waiting.Load()}
 				if v := info.Effective.Autopilot; v != nil {
-					s.limit, s.reason = v.Limit, v.ReasonText()
+					// The higher of the autopilot's and the one in effect
+					// (the gate's), should they differ for a moment.
+					s.limit, s.reason = max(v.Limit, s.limit), v.ReasonText()
 				}
 				out[i] = append(out[i], s)
 			}
