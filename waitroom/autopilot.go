@@ -356,9 +356,9 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // about the site), and holds the step after a rise (ReasonSettling): the
 // visitors a rise lets in come in over the next step, so a rise is judged
 // by a step with the raised limit in effect throughout; but not while the
-// median stays within half the margin of the baseline, far under the
-// knee (a capacity doubled is followed up at a rise a step, not every
-// other step). With fewer than
+// median stays within a quarter of the margin of the baseline and the
+// percentile under a third of the target, far under the knee (a capacity
+// doubled is followed up at a rise a step, not every other step). With fewer than
 // AutopilotMinSamples requests it holds (and the store carries the step's
 // counts into the next).
 func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState, base int64) (int, AutopilotReason, int64, int64, int64) {
@@ -429,9 +429,10 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		return limit, ReasonKnee, lat, med, errPPM
 	case lat*4 > target*3:
 		return limit, ReasonAtTarget, lat, med, errPPM
-	case last.Reason == ReasonRise && (base == 0 || timed < AutopilotMinSamples || med > base+margin/2):
-		// Far under the knee (the median within half the margin of the
-		// baseline) the next rise needs no step to see the last.
+	case last.Reason == ReasonRise && (base == 0 || timed < AutopilotMinSamples || med > base+margin/4 || lat*3 > target):
+		// Far under the knee (the median within a quarter of the margin of
+		// the baseline, the percentile under a third of the target) the
+		// next rise needs no step to see the last.
 		return limit, ReasonSettling, lat, med, errPPM
 	}
 	step := max(1, L/20)

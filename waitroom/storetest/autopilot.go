@@ -83,11 +83,12 @@ func testAutopilot(t *testing.T, e *env) {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
 	// The step after a rise holds when its median is over the unloaded
-	// 42.5ms (the first step's) by more than half the margin (a tenth of
-	// the target, 50ms): here in (75ms, 100ms], 87.5ms.
+	// 42.5ms (the first step's) by more than a quarter of the margin (a
+	// tenth of the target, 50ms): here in (75ms, 100ms], 87.5ms.
 	check("slower, the step after a rise", e.autopilotStepWith(p, stepOf(100, 80*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
 	check("fast again", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 14, waitroom.ReasonRise)
-	// Within it, far under the knee: the next rise at once.
+	// Within it, and a p90 (48.5ms) under a third of the target: far
+	// under the knee, the next rise at once.
 	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 14)), 16, waitroom.ReasonRise)
 	// The median is in (150ms, 200ms]: 175ms, past the knee (the unloaded
 	// 42.5ms, the first step's median, plus the margin, a tenth of the

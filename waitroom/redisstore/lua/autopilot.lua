@@ -130,8 +130,9 @@ local function decide(limit, base)
   end
   if lat * 4 > TARGET * 3 then return limit, R_AT_TARGET, lat, med, errppm end
   -- A rise is judged with the raised limit in effect for a whole step,
-  -- unless the median stays within half the margin of the baseline.
-  if st.reason == R_RISE and (base == 0 or timed < MIN_SAMPLES or med > base + idiv(margin, 2)) then
+  -- unless the median stays within a quarter of the margin of the
+  -- baseline and the percentile under a third of the target.
+  if st.reason == R_RISE and (base == 0 or timed < MIN_SAMPLES or med > base + idiv(margin, 4) or lat * 3 > TARGET) then
     return limit, R_SETTLING, lat, med, errppm
   end
   local step = math.max(1, idiv(limit, 20))
