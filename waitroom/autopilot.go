@@ -78,6 +78,12 @@ const (
 	// counts into the next before they are dropped as stale: a window of at
 	// most four steps.
 	AutopilotMaxCarry = 3
+	// AutopilotBaseSteps is the half-window of the unloaded latency: the
+	// lowest median of the judged steps of the last AutopilotBaseSteps to
+	// twice that (two windows, the older dropped as a new one fills), so
+	// a site that became slower for good (its service time tripled) sets
+	// a new baseline within two windows instead of being held to the old.
+	AutopilotBaseSteps = 8
 )
 
 // Build checks the section; nil when it is off (no target).
@@ -228,17 +234,22 @@ const (
 	ReasonRecovering                        // over, but improving since the last cut: held
 	ReasonAtTarget                          // within the last quarter below the target: held
 	ReasonSettling                          // within target, raised the step before: held a step to see the rise's effect
-	ReasonBackoff                           // within target, but the latency grew by a quarter of it since the rise: the rise undone
+	ReasonBackoff                           // within target, but the median past the knee and not falling: backed off
+	ReasonKnee                              // within target, the median past the knee but falling: held
 )
 
 // AutopilotState is the limit the store decided and what it decided on.
 type AutopilotState struct {
-	Limit     int
-	Step      int64         // how many steps were judged
-	Latency   time.Duration // the last step's percentile
-	ErrorsPPM int64         // the last step's error share, parts per million
-	Samples   int64         // the requests the last step measured
-	Active    int64         // the most sessions inside a report of the last step saw
+	Limit   int
+	Step    int64         // how many steps were judged
+	Latency time.Duration // the last step's percentile
+	Median  time.Duration // the last step's p50
+	// Baseline is the site's latency unloaded, as the controller judged
+	// the last step: the lowest median of recent steps (0: none yet).
+	Baseline  time.Duration
+	ErrorsPPM int64 // the last step's error share, parts per million
+	Samples   int64 // the requests the last step measured
+	Active    int64 // the most sessions inside a report of the last step saw
 	Reason    AutopilotReason
 	Decided   bool // this call closed a step
 }
@@ -303,9 +314,12 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 }
 
 // DecideAutopilot is the controller, one step: the limit after the step
-// measured s, from limit, with last the step before's judgement. The
-// memory store runs it; autopilot.lua is the same rule in Lua (the
-// conformance suite holds both to it).
+// measured s, from limit, with last the step before's judgement and base
+// the site's unloaded latency (the lowest median of recent steps,
+// microseconds; 0: none yet). It answers the limit, why, and the step's
+// percentile, median and error share (ppm). The memory store runs it;
+// autopilot.lua is the same rule in Lua (the conformance suite holds both
+// to it).
 //
 // Over the target or the error bound, the limit falls at once, by at least
 // a fifth and at most half, in proportion to how far over it is: by
@@ -318,29 +332,41 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // site got much worse than the step before, and in the
 // step after a cut or such a hold while what was over improves by a tenth
 // (the site works off the backlog the rush left): cutting again would
-// only punish the line for the past. Within both bounds it rises when the
-// limit is in use (at least 80% of it inside): by a tenth (at least 2)
-// while the latency is under half the target, then by a twentieth (at
-// least 1), so it nears the knee of the site's curve gently; it holds within the last
-// quarter below the target (it is where it should be), and holds when the
-// limit is not in use: a limit nobody reaches proves nothing about the
-// site. With fewer than AutopilotMinSamples timed requests it holds
-// unless as many errors are over the bound (and the
-// store carries the step's counts into the next).
+// only punish the line for the past. A cut in the step after a cut (or a
+// hold while recovering) is a fifth, not the gradient's: the latency then
+// still carries the backlog the first cut is draining.
 //
-// The site answers a change of the limit late: the visitors a rise lets
-// in come in over the next step, and near the knee of the site's curve
-// the queue they add grows the latency a little each second rather than
-// at once. So a rise is followed by a step that holds (ReasonSettling),
-// judged with the raised limit in effect throughout, which undoes the
-// rise (ReasonBackoff) if its latency grew by more than a quarter of the
-// target since: the site did not absorb it, the knee is below (a queue
-// grows there, and would pass the target a few steps later); and a cut in the
-// step after a cut (or a hold while recovering) is a fifth, not the
-// gradient's: the latency then still carries the backlog the first cut
-// is draining, and cutting by it again would take the room to its floor.
-func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState) (int, AutopilotReason, int64, int64) {
+// Within both bounds the target is too late a signal: past the knee of
+// the site's curve (its workers all busy) a queue grows every second by
+// the load over the capacity, so the percentile integrates the excess and
+// passes the target steps after the limit passed the knee. The median
+// leaves the unloaded latency as soon as the queue forms, so it is the
+// knee signal (the gradient limiters' and Vegas's, compared with the
+// unloaded latency rather than the target): with the median more than a
+// margin (half the baseline, at least a tenth of the target) over the
+// baseline, the limit backs off while the median is not falling (the
+// queue still grows: the limit is past the knee): by a tenth (at least 2),
+// or, when the median is past twice the margin, by the gradient
+// (baseline + twice the margin) / median, to at most half. It holds while
+// the median falls (the queue drains), and in the step right after a
+// back-off while more sessions are inside than the limit (its excess still
+// leaving: cutting again at once would count the same excess twice; a
+// step later a median still growing is a back-off too small). Under the knee it rises when
+// the limit is in use (at least 80% of it inside): by a tenth (at least
+// 2) while the percentile is under half the target, then by a twentieth
+// (at least 1); it holds within the last quarter below the target, holds
+// when the limit is not in use (a limit nobody reaches proves nothing
+// about the site), and holds the step after a rise (ReasonSettling): the
+// visitors a rise lets in come in over the next step, so a rise is judged
+// by a step with the raised limit in effect throughout; but not while the
+// median stays within a quarter of the margin of the baseline and the
+// percentile under a third of the target, far under the knee (a capacity
+// doubled is followed up at a rise a step, not every other step). With fewer than
+// AutopilotMinSamples timed requests it holds unless as many errors are
+// over the bound (and the store carries the step's counts into the next).
+func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last AutopilotState, base int64) (int, AutopilotReason, int64, int64, int64) {
 	lat, timed := s.Percentile(p.Percentile)
+	med, _ := s.Percentile(50)
 	var errPPM int64
 	if s.Requests > 0 {
 		errPPM = s.Errors * 1_000_000 / s.Requests
@@ -352,7 +378,7 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	// that fails every request must still have its limit cut.
 	failing := s.Errors*1_000_000 > p.ErrorsPPM*s.Requests
 	if timed < AutopilotMinSamples && (s.Errors < AutopilotMinSamples || !failing) {
-		return limit, ReasonIdle, lat, errPPM
+		return limit, ReasonIdle, lat, med, errPPM
 	}
 	target := p.Target.Microseconds()
 	slow := timed >= AutopilotMinSamples && lat > target
@@ -364,46 +390,58 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 		// limit even while more than it are inside.
 		worse := slow && lat*2 > last.Latency.Microseconds()*3 || failing && errPPM*2 > last.ErrorsPPM*3
 		if active > L && !worse {
-			return limit, ReasonDraining, lat, errPPM
+			return limit, ReasonDraining, lat, med, errPPM
 		}
 		switch last.Reason {
 		case ReasonSlow, ReasonErrors, ReasonDraining, ReasonRecovering:
 			better := (!slow || lat*10 < last.Latency.Microseconds()*9) && (!failing || errPPM*10 < last.ErrorsPPM*9)
 			if better {
-				return limit, ReasonRecovering, lat, errPPM
+				return limit, ReasonRecovering, lat, med, errPPM
 			}
 		}
-		base := L
+		from := L
 		if active > 0 && active < L {
-			base = active
+			from = active
 		}
 		// The cut is the deeper of the two: target/latency, and the share
 		// that did not fail (a site failing 25% of requests was asked a
 		// third more than it serves); by a fifth to a half.
-		next, why := base*4/5, ReasonSlow
+		next, why := from*4/5, ReasonSlow
 		again := last.Reason == ReasonSlow || last.Reason == ReasonErrors || last.Reason == ReasonFloor || last.Reason == ReasonRecovering
 		if slow && !again {
-			next = min(next, base*target/lat)
+			next = min(next, from*target/lat)
 		}
 		if failing {
 			why = ReasonErrors
 			if !again {
-				next = min(next, base*(1_000_000-errPPM)/1_000_000)
+				next = min(next, from*(1_000_000-errPPM)/1_000_000)
 			}
 		}
-		next = max(next, base/2)
+		next = max(next, from/2)
 		if next < int64(p.Min) {
 			next, why = int64(p.Min), ReasonFloor
 		}
-		return int(next), why, lat, errPPM
+		return int(next), why, lat, med, errPPM
 	case active*10 < L*8:
-		return limit, ReasonUnused, lat, errPPM
-	case last.Reason == ReasonRise && (lat-last.Latency.Microseconds())*4 > target:
-		return int(max(L-max(2, L/10), int64(p.Min))), ReasonBackoff, lat, errPPM
+		return limit, ReasonUnused, lat, med, errPPM
+	}
+	margin := max(base/2, target/10)
+	switch {
+	case base > 0 && timed >= AutopilotMinSamples && med > base+margin:
+		if med >= last.Median.Microseconds() && (active <= L || last.Reason != ReasonBackoff) {
+			// By a tenth (at least 2), or by the gradient past twice the
+			// margin, to at most half.
+			next := min(L-max(2, L/10), L*(base+2*margin)/med)
+			return int(max(next, L/2, int64(p.Min))), ReasonBackoff, lat, med, errPPM
+		}
+		return limit, ReasonKnee, lat, med, errPPM
 	case lat*4 > target*3:
-		return limit, ReasonAtTarget, lat, errPPM
-	case last.Reason == ReasonRise:
-		return limit, ReasonSettling, lat, errPPM
+		return limit, ReasonAtTarget, lat, med, errPPM
+	case last.Reason == ReasonRise && (base == 0 || timed < AutopilotMinSamples || med > base+margin/4 || lat*3 > target):
+		// Far under the knee (the median within a quarter of the margin of
+		// the baseline, the percentile under a third of the target) the
+		// next rise needs no step to see the last.
+		return limit, ReasonSettling, lat, med, errPPM
 	}
 	step := max(1, L/20)
 	if lat*2 <= target {
@@ -411,9 +449,9 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	}
 	next := L + step
 	if next >= int64(p.Max) {
-		return p.Max, ReasonCeiling, lat, errPPM
+		return p.Max, ReasonCeiling, lat, med, errPPM
 	}
-	return int(next), ReasonRise, lat, errPPM
+	return int(next), ReasonRise, lat, med, errPPM
 }
 
 // AutopilotRecord is a room's autopilot as a store keeps it: the limit,
@@ -423,6 +461,22 @@ type AutopilotRecord struct {
 	Started time.Time
 	Step    AutopilotStep
 	Last    AutopilotState
+	// Lows are the lowest medians (microseconds, 0: none) of the judged
+	// steps of the current baseline window and of the one before
+	// (AutopilotBaseSteps each).
+	Lows [2]int64
+}
+
+// Baseline is the unloaded latency the controller compares the median
+// with: the lower of the two windows' lowest medians (0: none yet).
+func (rec *AutopilotRecord) Baseline() int64 {
+	switch {
+	case rec.Lows[0] == 0:
+		return rec.Lows[1]
+	case rec.Lows[1] == 0:
+		return rec.Lows[0]
+	}
+	return min(rec.Lows[0], rec.Lows[1])
 }
 
 // Clamp keeps a limit within p's bounds (a reload may have moved them).
@@ -447,20 +501,32 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 	out := rec.Last
 	if now.Sub(rec.Started) >= p.Interval {
 		var why AutopilotReason
-		var lat, errPPM int64
+		var lat, med, errPPM int64
+		base := rec.Baseline()
 		if p.Pin >= 0 {
 			lat, _ = rec.Step.Percentile(p.Percentile)
+			med, _ = rec.Step.Percentile(50)
 			if rec.Step.Requests > 0 {
 				errPPM = rec.Step.Errors * 1_000_000 / rec.Step.Requests
 			}
 			rec.Limit, why = p.Pin, ReasonPinned
 		} else {
-			rec.Limit, why, lat, errPPM = DecideAutopilot(p, p.Clamp(rec.Limit), &rec.Step, rec.Last)
+			rec.Limit, why, lat, med, errPPM = DecideAutopilot(p, p.Clamp(rec.Limit), &rec.Step, rec.Last, base)
 		}
 		out = AutopilotState{Step: rec.Last.Step + 1, Latency: time.Duration(lat) * time.Microsecond,
+			Median: time.Duration(med) * time.Microsecond, Baseline: time.Duration(base) * time.Microsecond,
 			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}
 		rec.Last = out
 		rec.Last.Decided = false
+		// The step's median joins the baseline when enough requests were
+		// timed to trust it; every AutopilotBaseSteps steps the older
+		// window is dropped.
+		if _, timed := rec.Step.Percentile(50); timed >= AutopilotMinSamples && (rec.Lows[0] == 0 || med < rec.Lows[0]) {
+			rec.Lows[0] = max(med, 1)
+		}
+		if out.Step%AutopilotBaseSteps == 0 {
+			rec.Lows = [2]int64{0, rec.Lows[0]}
+		}
 		carried := rec.Step.Carried
 		if why == ReasonIdle && carried < AutopilotMaxCarry {
 			// Too few to judge: the counts carry into the next step.

@@ -79,7 +79,9 @@ func (v *AutopilotView) ReasonText() string {
 	case ReasonAtTarget:
 		return fmt.Sprintf("%s, within a quarter of %s: holding", p, v.Target)
 	case ReasonBackoff:
-		return fmt.Sprintf("%s <= %s but grew by a quarter of it since the rise: undone", p, v.Target)
+		return fmt.Sprintf("%s <= %s, but p50 %s past the unloaded %s and not falling: backing off", p, v.Target, roundLatency(v.Median), roundLatency(v.Baseline))
+	case ReasonKnee:
+		return fmt.Sprintf("%s <= %s, p50 %s past the unloaded %s but falling or draining (%d inside): holding", p, v.Target, roundLatency(v.Median), roundLatency(v.Baseline), v.Active)
 	case ReasonSettling:
 		return fmt.Sprintf("%s <= %s, raised the step before: holding a step to see it", p, v.Target)
 	case ReasonFloor:

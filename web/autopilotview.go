@@ -62,7 +62,7 @@ var autopilotStates = [...]string{waitroom.ReasonStart: "start", waitroom.Reason
 	waitroom.ReasonDraining: "draining", waitroom.ReasonPinned: "pinned", waitroom.ReasonCeiling: "ceiling",
 	waitroom.ReasonFloor: "floor", waitroom.ReasonFrozen: "frozen", waitroom.ReasonRecovering: "recovering",
 	waitroom.ReasonAtTarget: "at_target", waitroom.ReasonSettling: "settling",
-	waitroom.ReasonBackoff: "backoff"}
+	waitroom.ReasonBackoff: "backoff", waitroom.ReasonKnee: "knee"}
 
 // autopilotState is v's state name: "frozen" while the store is
 // unreachable, whatever the last reason was.

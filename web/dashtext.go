@@ -140,7 +140,8 @@ var dashboardText = map[string]map[string]string{
 		"ap_recovering":    "over but improving since the cut: holding",
 		"ap_at_target":     "near the target: holding",
 		"ap_settling":      "raised the step before: holding a step to see it",
-		"ap_backoff":       "latency grew since the last rise: rise undone",
+		"ap_backoff":       "the median latency left the unloaded one and still grows: backing off",
+		"ap_knee":          "the median latency left the unloaded one but falls: holding",
 		"ap_quiet":         "arrivals {a} under {s}, site healthy: everyone straight in",
 	},
 	"ko": {
@@ -257,7 +258,8 @@ var dashboardText = map[string]map[string]string{
 		"ap_recovering":    "목표 초과지만 줄인 뒤 나아지는 중: 유지",
 		"ap_at_target":     "목표에 가까움: 유지",
 		"ap_settling":      "직전 단계에서 올림: 효과를 보려고 한 단계 유지",
-		"ap_backoff":       "올린 뒤 응답 시간이 늘어남: 올림 취소",
+		"ap_backoff":       "중앙 응답 시간이 부하 없을 때보다 늘고 계속 증가: 낮춤",
+		"ap_knee":          "중앙 응답 시간이 부하 없을 때보다 늘었지만 감소 중: 유지",
 		"ap_quiet":         "유입 {a}, 기준 {s} 이하이고 사이트가 여유 있음: 모두 바로 입장",
 	},
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,10 +40,24 @@ type simSite struct {
 	rec simRecord
 }
 
-// simRecord is what the site saw, per answer.
+// simRecord is what the site saw, per answer, and per admission (the
+// visitor's X-Sim-Visitor header).
 type simRecord struct {
-	mu   sync.Mutex
-	hits []simHit
+	mu     sync.Mutex
+	hits   []simHit
+	visits map[int64]*simVisit
+}
+
+// simVisit is one admission as the site saw it, as the chaos checker's
+// visit (cmd/waitroom-chaos): from its first request's arrival to the
+// answer of its release, or its last answer when it was not released.
+// The gateway's session began before the first request and ends after the
+// release passed it, so each visit lies within a session.
+type simVisit struct {
+	first, last, released time.Time
+	// since is when the visitor last heard it was not admitted (its last
+	// waiting poll sent, or its join): its admission was decided after.
+	since time.Time
 }
 
 type simHit struct {
@@ -68,9 +84,15 @@ func (s *simSite) set(workers int, service time.Duration) {
 
 func (s *simSite) serve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	id, _ := strconv.ParseInt(r.Header.Get("X-Sim-Visitor"), 10, 64)
+	since, _ := strconv.ParseInt(r.Header.Get("X-Sim-Since"), 10, 64)
+	s.rec.visit(id, start, false)
+	s.rec.since(id, time.Unix(0, since))
+	defer func() { s.rec.visit(id, time.Now(), false) }()
 	if strings.HasSuffix(r.URL.Path, "/done") {
 		w.Header().Set("Waitroom-Command", "release")
 		fmt.Fprint(w, "site:bye")
+		s.rec.visit(id, time.Now(), true)
 		return
 	}
 	s.mu.Lock()
@@ -95,6 +117,104 @@ func (s *simSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.cond.Signal()
 	s.rec.add(start, http.StatusOK)
 	fmt.Fprint(w, "site:page")
+}
+
+// visit notes a request of visitor id (0: none) at, its release when
+// released.
+// since notes when visitor id last heard it was not admitted, at its
+// visit's first request.
+func (r *simRecord) since(id int64, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v := r.visits[id]; v != nil && v.since.IsZero() {
+		v.since = at
+	}
+}
+
+func (r *simRecord) visit(id int64, at time.Time, released bool) {
+	if id == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.visits == nil {
+		r.visits = make(map[int64]*simVisit)
+	}
+	v := r.visits[id]
+	if v == nil {
+		v = &simVisit{first: at}
+		r.visits[id] = v
+	}
+	if at.After(v.last) {
+		v.last = at
+	}
+	if released && v.released.IsZero() {
+		v.released = at
+	}
+}
+
+// simEvent is a visit's start (+1) or end (-1) at the site.
+type simEvent struct {
+	at    time.Time
+	step  int
+	since time.Time // a start's: its visit's since
+}
+
+// events are the visits' starts and ends in time order, as the chaos
+// checker's maxInside sorts them: at equal times an end goes first (both
+// live at once is not proved).
+func (r *simRecord) events() []simEvent {
+	r.mu.Lock()
+	ev := make([]simEvent, 0, 2*len(r.visits))
+	for _, v := range r.visits {
+		end := v.last
+		if !v.released.IsZero() {
+			end = v.released
+		}
+		ev = append(ev, simEvent{v.first, +1, v.since}, simEvent{end, -1, time.Time{}})
+	}
+	r.mu.Unlock()
+	slices.SortFunc(ev, func(a, b simEvent) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.step, b.step)) })
+	return ev
+}
+
+// overLimit checks the chaos checker's invariant (maxInside: never more
+// admissions live at the site at once than max_active) with a limit that
+// moves: when an admission's first request reaches the site at t, the
+// admissions live there are at most the sessions inside at t, which are at
+// most the limit the last of them was admitted under. That admission was
+// decided after this visitor last heard it was waiting (since, as the
+// chaos checker's Resolution reads polls), and a gateway shows a limit
+// the store decided within slack; limit(from, to) is the highest limit
+// any gateway showed over [since-slack, t]. It answers how many admissions
+// found more live than that, and the worst.
+func (r *simRecord) overLimit(slack time.Duration, limit func(from, to time.Time) int) (n int, worst string) {
+	live, most := 0, 0
+	for _, e := range r.events() {
+		live += e.step
+		if e.step < 0 || e.since.IsZero() {
+			continue
+		}
+		if l := limit(e.since.Add(-slack), e.at); live > l {
+			n++
+			if live-l > most {
+				most, worst = live-l, fmt.Sprintf("%d live at %s, the highest limit from %v before (its last waiting poll) %d", live, e.at.Format("15:04:05.000"), e.at.Sub(e.since).Round(time.Millisecond), l)
+			}
+		}
+	}
+	return n, worst
+}
+
+// maxLive is the most admissions live at the site at once in [from, to).
+func (r *simRecord) maxLive(from, to time.Time) int {
+	live, most := 0, 0
+	for _, e := range r.events() {
+		live += e.step
+		if !e.at.Before(from) && e.at.Before(to) {
+			most = max(most, live)
+		}
+	}
+	return most
 }
 
 func (r *simRecord) add(start time.Time, code int) {
@@ -156,7 +276,9 @@ type simCrowd struct {
 	session  time.Duration
 	poll     time.Duration
 	inside   atomic.Int64
+	waiting  atomic.Int64
 	failed   atomic.Int64 // transport errors (a visitor's own timeout)
+	ids      atomic.Int64 // the last admission's X-Sim-Visitor
 
 	once sync.Once
 	// transport is every visitor's: http.DefaultTransport keeps two idle
@@ -188,8 +310,11 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 		c.transport.MaxIdleConnsPerHost = 256
 	})
 	jar, _ := cookiejar.New(nil)
+	id := strconv.FormatInt(c.ids.Add(1), 10)
 	cl := &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: c.transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var since atomic.Int64 // when it last heard it was waiting
+	since.Store(time.Now().UnixNano())
 	get := func(path string, accept string) (int, string) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		if err != nil {
@@ -198,6 +323,8 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
+		req.Header.Set("X-Sim-Visitor", id)
+		req.Header.Set("X-Sim-Since", strconv.FormatInt(since.Load(), 10))
 		resp, err := cl.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -209,16 +336,31 @@ func (c *simCrowd) visit(ctx context.Context, base string) {
 		resp.Body.Close()
 		return resp.StatusCode, string(b)
 	}
+	c.waiting.Add(1)
+	waiting := true
+	defer func() {
+		if waiting {
+			c.waiting.Add(-1)
+		}
+	}()
 	_, body := get(c.prefix+"page", "")
 	for !strings.HasPrefix(body, "site:") && !strings.Contains(body, "site busy") {
 		if !sleepCtx(ctx, c.poll) {
 			return
 		}
+		sent := time.Now()
 		_, status := get("/.waitroom/status?room="+c.room, "application/json")
+		// Only "waiting" proves it was not admitted when the poll was read
+		// (a "hold" or no answer proves nothing).
+		if strings.Contains(status, `"state":"waiting"`) {
+			since.Store(sent.UnixNano())
+		}
 		if strings.Contains(status, `"state":"admitted"`) {
 			_, body = get(c.prefix+"page", "")
 		}
 	}
+	c.waiting.Add(-1)
+	waiting = false
 	c.inside.Add(1)
 	defer c.inside.Add(-1)
 	end := time.Now().Add(c.session)

@@ -24,13 +24,14 @@ func (s *Store) Autopilot(ctx context.Context, room string, p waitroom.Autopilot
 	for _, n := range r.Buckets {
 		args = append(args, n)
 	}
-	var out [8]int64
+	var out [10]int64
 	key := "{" + s.prefix + ":auto:" + room + "}"
 	if err := s.runKeys(ctx, autopilotScript, []string{key}, args, out[:]); err != nil {
 		return waitroom.AutopilotState{}, fmt.Errorf("autopilot of room %q: %w", room, err)
 	}
 	return waitroom.AutopilotState{Limit: int(out[0]), Step: out[1], Latency: time.Duration(out[2]) * time.Microsecond,
-		ErrorsPPM: out[3], Samples: out[4], Active: out[5], Reason: waitroom.AutopilotReason(out[6]), Decided: out[7] == 1}, nil
+		ErrorsPPM: out[3], Samples: out[4], Active: out[5], Reason: waitroom.AutopilotReason(out[6]), Decided: out[7] == 1,
+		Median: time.Duration(out[8]) * time.Microsecond, Baseline: time.Duration(out[9]) * time.Microsecond}, nil
 }
 
 var autostartScript = loadScript("autostart.lua", preludeOnly)

@@ -82,18 +82,38 @@ func testAutopilot(t *testing.T, e *env) {
 	if st.Latency != 48500*time.Microsecond || st.Samples != 100 || st.ErrorsPPM != 0 || st.Step < 1 {
 		t.Fatalf("fast step: %+v, want p90 48.5ms of 100 requests, no errors", st)
 	}
-	// The step after a rise holds, whatever it measured within the target.
-	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
+	// The step after a rise holds when its median is over the unloaded
+	// 42.5ms (the first step's) by more than a quarter of the margin (a
+	// tenth of the target, 50ms): here in (75ms, 100ms], 87.5ms.
+	check("slower, the step after a rise", e.autopilotStepWith(p, stepOf(100, 80*time.Millisecond, 0, 12)), 12, waitroom.ReasonSettling)
 	check("fast again", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 12)), 14, waitroom.ReasonRise)
-	// p90 in (150ms, 200ms]: 195ms, up 146.5ms from the rise's 48.5ms, more
-	// than a quarter of the 500ms target: the rise is undone, by 2.
-	check("slower after a rise", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 14)), 12, waitroom.ReasonBackoff)
-	// p90 490ms: within a quarter below the 500ms target.
-	check("near the target", e.autopilotStepWith(p, stepOf(100, 450*time.Millisecond, 0, 12)), 12, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 12, waitroom.ReasonIdle)
+	// Within it, and a p90 (48.5ms) under a third of the target: far
+	// under the knee, the next rise at once.
+	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 14)), 16, waitroom.ReasonRise)
+	// The median is in (150ms, 200ms]: 175ms, past the knee (the unloaded
+	// 42.5ms, the first step's median, plus the margin, a tenth of the
+	// target: 92.5ms) and up from 42.5ms: backed off, and past twice the
+	// margin (142.5ms) by the gradient: 16 × 142.5/175 = 13.03.
+	st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16))
+	check("median past the knee, growing", st, 13, waitroom.ReasonBackoff)
+	if st.Median != 175*time.Millisecond || st.Baseline != 42500*time.Microsecond {
+		t.Fatalf("past the knee: %+v, want p50 175ms against the unloaded 42.5ms", st)
+	}
+	// In (150ms, 200ms] again, not falling, but the step right after the
+	// back-off with 16 inside, more than the 13 of the limit: its excess
+	// still leaves, held.
+	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16)), 13, waitroom.ReasonKnee)
+	// In (100ms, 150ms]: 125ms, still past the knee but falling: held.
+	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 13)), 13, waitroom.ReasonKnee)
+	// 85 fast and 15 in (400ms, 500ms]: p90 433.3ms, within a quarter
+	// below the 500ms target, p50 43.8ms.
+	near := stepOf(85, 40*time.Millisecond, 0, 13)
+	near.Buckets[11], near.Requests = 15, 100
+	check("near the target", e.autopilotStepWith(p, near), 13, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 13, waitroom.ReasonIdle)
 	// The 9 of the step too small to judge carry into this one.
 	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8))
-	check("limit not in use", st, 12, waitroom.ReasonUnused)
+	check("limit not in use", st, 13, waitroom.ReasonUnused)
 	if st.Samples != 100+waitroom.AutopilotMinSamples-1 {
 		t.Fatalf("step after one too small to judge: %d requests, want its 100 and the 9 carried", st.Samples)
 	}
@@ -138,6 +158,31 @@ func testAutopilot(t *testing.T, e *env) {
 	check("fast, up to a lowered ceiling", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 10)), 11, waitroom.ReasonCeiling)
 	if waitroom.AutopilotBounds[12] != 650e3 {
 		t.Fatal("the buckets moved: the figures above assume (500ms, 650ms] is bucket 12")
+	}
+	// A site slower for good: its median 175ms reads as past the knee of
+	// the unloaded 42.5ms until that drops out of the baseline's windows
+	// (AutopilotBaseSteps each), then it is the new unloaded latency and
+	// the limit rises again.
+	p.Max = 40
+	limit := 11
+	for i := 0; ; i++ {
+		if i > 2*waitroom.AutopilotBaseSteps+1 {
+			t.Fatalf("the unloaded latency still %v after %d steps at a median of 175ms", st.Baseline, i)
+		}
+		st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, int64(limit)))
+		if st.Limit < p.Min {
+			t.Fatalf("limit %d under the floor %d", st.Limit, p.Min)
+		}
+		limit = st.Limit
+		if st.Reason == waitroom.ReasonRise {
+			if st.Baseline != 175*time.Millisecond || i < 2 {
+				t.Fatalf("rose after %d steps against the unloaded %v, want 175ms after the old one expired", i, st.Baseline)
+			}
+			break
+		}
+		if st.Reason != waitroom.ReasonBackoff && st.Reason != waitroom.ReasonKnee && st.Reason != waitroom.ReasonFloor && st.Reason != waitroom.ReasonSettling {
+			t.Fatalf("step %d at a median of 175ms: %+v", i, st)
+		}
 	}
 	p.Min, p.Max = 3, 5
 	if st := e.autopilot(p, waitroom.AutopilotReport{}); st.Limit != 5 {
