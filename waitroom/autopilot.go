@@ -34,6 +34,11 @@ type AutopilotConfig struct {
 	// Exclude are path prefixes whose requests are not measured, such as
 	// static assets served from a cache: "/static/".
 	Exclude []string `mapstructure:"exclude" yaml:"exclude" json:"exclude"`
+	// Warmup is how long after its admission a visitor's requests are not
+	// timed (their errors still count): its first page, assets and login
+	// are heavier than what it does later. Default "5s"; "0s" times every
+	// request. At most 5m, and under the room's session time to matter.
+	Warmup string `mapstructure:"warmup" yaml:"warmup" json:"warmup"`
 	// StartAbove is an arrival rate, "500/s": the room is quiet
 	// (everyone straight in up to max_active) until arrivals (across
 	// instances, over 10 s) pass it or the site shows strain; then the
@@ -51,6 +56,8 @@ type Autopilot struct {
 	MinActive  int
 	Interval   time.Duration
 	Exclude    []string
+	// Warmup: AutopilotConfig.Warmup, AutopilotWarmup by default.
+	Warmup time.Duration
 	// StartAbove: zero (unlimited) when not set.
 	StartAbove Rate
 }
@@ -62,11 +69,12 @@ const (
 	maxAutopilotTarget  = time.Minute
 	minAutopilotStep    = 100 * time.Millisecond
 	defaultAutopilotGap = 15 * time.Second
-	// AutopilotWarmup is how long after its admission a visitor's requests
-	// are not timed: its first page, assets and login are heavier than what
-	// it does later, and they are the cost of letting someone in, not the
-	// site's strain; their errors still count.
-	AutopilotWarmup = 5 * time.Second
+	// AutopilotWarmup is the default warmup: how long after its admission
+	// a visitor's requests are not timed: its first page, assets and login
+	// are heavier than what it does later, and they are the cost of
+	// letting someone in, not the site's strain; their errors still count.
+	AutopilotWarmup    = 5 * time.Second
+	maxAutopilotWarmup = 5 * time.Minute
 	// AutopilotMinSamples is the fewest timed requests a step must have
 	// measured across instances for the controller to judge the site (or
 	// as many errors, over the bound, to judge it on those): with fewer it
@@ -93,7 +101,8 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 		// The defaults may stand (configs/waitroom.yaml shows every key);
 		// anything else set without a target is a mistake.
 		if c.Percentile != "" && c.Percentile != "p90" || c.Errors != "" && c.Errors != "2%" || c.MinActive != 0 ||
-			c.Interval != "" && c.Interval != "15s" || len(c.Exclude) > 0 || c.StartAbove != "" {
+			c.Interval != "" && c.Interval != "15s" || len(c.Exclude) > 0 || c.StartAbove != "" ||
+			c.Warmup != "" && c.Warmup != "5s" {
 			p.Add("target", "required to turn the autopilot on (its other keys are set)")
 		}
 		return nil, p.Err()
@@ -146,6 +155,13 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 		}
 	}
 	a.Exclude = c.Exclude
+	a.Warmup = AutopilotWarmup
+	if c.Warmup != "" {
+		a.Warmup = p.Duration("warmup", c.Warmup, 0)
+		if a.Warmup > maxAutopilotWarmup {
+			p.Add("warmup", "must be at most %s, got %q", conf.Short(maxAutopilotWarmup), c.Warmup)
+		}
+	}
 	if c.StartAbove != "" {
 		r, err := ParseRate(c.StartAbove)
 		switch {

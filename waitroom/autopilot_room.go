@@ -223,7 +223,7 @@ type Measurement struct {
 // AutopilotSessionCap in the window. A client that went away (499) is a
 // timed sample at the time it waited if that was longer than the target
 // (it gave up on a slow site), and nothing otherwise. The first
-// AutopilotWarmup of a session counts toward errors only; so does an
+// Warmup of a session (AutopilotWarmup by default) counts toward errors only; so does an
 // answer with no time (Timed false: the site could not be reached).
 // Cheap: a few atomic adds. A room without an autopilot ignores it.
 func (rs *Rooms) Measure(m Measurement) {
@@ -235,7 +235,7 @@ func (rs *Rooms) Measure(m Measurement) {
 	if ap == nil || m.Status == http.StatusSwitchingProtocols || ap.Excluded(m.Path) {
 		return
 	}
-	warm := !m.Entered.IsZero() && time.Since(m.Entered) < AutopilotWarmup
+	warm := !m.Entered.IsZero() && time.Since(m.Entered) < ap.Warmup
 	if m.Status == 499 && (!m.Timed || m.FirstByte <= ap.Target || warm) {
 		return
 	}

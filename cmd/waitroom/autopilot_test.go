@@ -29,8 +29,13 @@ const (
 	simQueue   = 40                                                             // waiting past which the site answers 503
 	simTarget  = 2 * time.Second
 	simStep    = 2 * time.Second
-	simTick    = 500 * time.Millisecond // the room's tick, which reports to the store
-	simPoll    = 3 * time.Second        // a waiting visitor's poll
+	// simWarmup is the autopilot's warmup, scaled with the step: the
+	// default 5s against the default 15s step is a third of a step, and
+	// 5s here would be two and a half steps, in which the visitors a
+	// rise let in are not timed, so the rise is judged late.
+	simWarmup = 700 * time.Millisecond
+	simTick   = 500 * time.Millisecond // the room's tick, which reports to the store
+	simPoll   = 3 * time.Second        // a waiting visitor's poll
 	// simCrowdSize is how many visitors keep coming: four times the ideal,
 	// so twice the ideal even when the site's capacity doubles, and more
 	// than the fixed room's max_active (three times the ideal), which so
@@ -61,7 +66,7 @@ func simSpan(short, long time.Duration) time.Duration {
 func autopilotConfig(site string, maxActive int, auto bool, store string) string {
 	ap := ""
 	if auto {
-		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: %d, exclude: [/shop/done] }", simTarget, simStep, simMin)
+		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, warmup: %s, min_active: %d, exclude: [/shop/done] }", simTarget, simStep, simWarmup, simMin)
 	}
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"

@@ -1,0 +1,32 @@
+package waitroom
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAutopilotConfig_Warmup: the default, "0s" (time every request), the
+// bound, a bad value, and warmup alone without a target.
+func TestAutopilotConfig_Warmup(t *testing.T) {
+	a, err := AutopilotConfig{Target: "800ms"}.Build(100)
+	if err != nil || a.Warmup != AutopilotWarmup {
+		t.Fatalf("default: %v, %v; want %v", a, err, AutopilotWarmup)
+	}
+	for raw, want := range map[string]time.Duration{"0s": 0, "700ms": 700 * time.Millisecond, "5m": 5 * time.Minute} {
+		a, err := AutopilotConfig{Target: "800ms", Warmup: raw}.Build(100)
+		if err != nil || a.Warmup != want {
+			t.Errorf("warmup %q: %v, %v; want %v", raw, a, err, want)
+		}
+	}
+	for _, bad := range []string{"-1s", "6m", "soon"} {
+		if _, err := (AutopilotConfig{Target: "800ms", Warmup: bad}).Build(100); err == nil {
+			t.Errorf("warmup %q accepted", bad)
+		}
+	}
+	if _, err := (AutopilotConfig{Warmup: "1s"}).Build(100); err == nil {
+		t.Error("warmup without a target accepted")
+	}
+	if a, err := (AutopilotConfig{Warmup: "5s"}).Build(100); a != nil || err != nil {
+		t.Errorf("the default warmup alone: %v, %v; want off", a, err)
+	}
+}
