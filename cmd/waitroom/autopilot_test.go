@@ -101,6 +101,30 @@ type simSample struct {
 	waiting int64 // the crowd's visitors waiting then
 }
 
+// limitOf is the limit app's room shop has in effect now: the higher of
+// the autopilot's and the one in effect (the gate's), should they differ
+// for a moment.
+func limitOf(app *App) (limit int, reason string) {
+	info, _ := app.rooms.Info("shop")
+	limit = info.Effective.Limits.MaxActive
+	if v := info.Effective.Autopilot; v != nil {
+		limit, reason = max(v.Limit, limit), v.ReasonText()
+	}
+	return limit, reason
+}
+
+// highestNow is the highest limit any of apps has in effect now.
+func highestNow(apps []*App) func() int {
+	return func() int {
+		most := 0
+		for _, a := range apps {
+			l, _ := limitOf(a)
+			most = max(most, l)
+		}
+		return most
+	}
+}
+
 // watch samples the room on every gateway every 250ms until ctx ends.
 func watch(ctx context.Context, apps []*App, crowd *simCrowd) func() [][]simSample {
 	out := make([][]simSample, len(apps))
@@ -110,12 +134,8 @@ func watch(ctx context.Context, apps []*App, crowd *simCrowd) func() [][]simSamp
 		for ctx.Err() == nil {
 			for i, a := range apps {
 				info, _ := a.rooms.Info("shop")
-				s := simSample{at: time.Now(), active: info.Stats.Active, limit: info.Effective.Limits.MaxActive, waiting: crowd.waiting.Load()}
-				if v := info.Effective.Autopilot; v != nil {
-					// The higher of the autopilot's and the one in effect
-					// (the gate's), should they differ for a moment.
-					s.limit, s.reason = max(v.Limit, s.limit), v.ReasonText()
-				}
+				s := simSample{at: time.Now(), active: info.Stats.Active, waiting: crowd.waiting.Load()}
+				s.limit, s.reason = limitOf(a)
 				out[i] = append(out[i], s)
 			}
 			sleepCtx(ctx, 250*time.Millisecond)
@@ -305,6 +325,7 @@ func simulate(t *testing.T, n int, store string) simFigures {
 		app, base := startGateway(t, cfg)
 		apps, bases = append(apps, app), append(bases, base)
 	}
+	site.limitNow = highestNow(apps)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	crowd := &simCrowd{gateways: bases, prefix: "/shop/", room: "shop", period: simPeriod, session: simSession, poll: simPoll}
