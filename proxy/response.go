@@ -6,13 +6,13 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 )
 
 // modifyResponse takes the Waitroom-Command header off the response before
 // ReverseProxy copies the headers to the browser, and arranges for the same
 // to happen to a trailer of that name once the body has been read.
 func (u *Upstream) modifyResponse(res *http.Response) error {
+	answered(res)
 	c := &command{u: u, res: res}
 	c.take(res.Header)
 	// The pass travels toward the site only: a site that echoes request
@@ -102,17 +102,14 @@ type recorder struct {
 	in       *http.Request
 	status   int
 	hijacked bool
-	// trace follows the request to the site, and final is when the final
-	// status line was handed on (timing.go).
+	// trace follows the request to the site (timing.go).
 	trace *siteTrace
-	final time.Time
 }
 
 func (w *recorder) WriteHeader(code int) {
 	// 1xx responses (103 Early Hints) are forwarded but are not the status.
 	if w.status == 0 && code >= 200 {
 		w.status = code
-		w.final = time.Now()
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -120,7 +117,6 @@ func (w *recorder) WriteHeader(code int) {
 func (w *recorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
-		w.final = time.Now()
 	}
 	return w.ResponseWriter.Write(p)
 }

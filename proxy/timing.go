@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -22,7 +23,10 @@ type Timing struct {
 	Status int
 	// FirstByte is the time from the request fully written to the site
 	// (its body included: a client's slow upload is not the site's time)
-	// to the first byte of the site's final answer. For a 504, a 502 after
+	// to the first byte of the site's final answer; for a site that
+	// answered before the body was all sent, from the body's last data
+	// before the answer. A 1xx alone (an automatic 100 Continue) is no
+	// answer. For a 504, a 502 after
 	// the request was written, and a 499, it is the time waited since the
 	// request was written, with no answer.
 	FirstByte time.Duration
@@ -40,15 +44,48 @@ type OnFirstByteFunc = func(r *http.Request, t Timing)
 // and the first byte of the answer came. The transport calls it from its
 // own goroutines, hence the lock.
 type siteTrace struct {
-	mu                     sync.Mutex
-	conn                   bool
-	wroteHeaders, wrote    time.Time
-	writeFailed            bool
-	firstByte, finalHeader time.Time
-	informational          bool
+	mu                  sync.Mutex
+	conn                bool
+	wroteHeaders, wrote time.Time
+	writeFailed         bool
+	firstByte           time.Time
+	informational       bool
+	// answered is when the site's final answer reached modifyResponse
+	// (ReverseProxy calls it for the site's answers only, never for the
+	// gateway's own): without it, a first byte was at most a 1xx (an
+	// automatic 100 Continue) and the status is the gateway's.
+	answered time.Time
+	// lastRead is when the client's body last gave data, and readAtAnswer
+	// its value when the site answered: a site that answered before the
+	// body was all sent is timed from the body's last data before the
+	// answer, not from the headers, so a client's trickle is not the
+	// site's time.
+	lastRead, readAtAnswer time.Time
 	// bodyFailed: reading the client's body failed (it went away, or
 	// stalled past the read deadline): not the site's doing.
 	bodyFailed atomic.Bool
+}
+
+// traceKey finds a request's siteTrace in the outbound request's context,
+// for modifyResponse.
+type traceKey struct{}
+
+// answer notes that the site sent its final answer; see siteTrace.answered.
+func (s *siteTrace) answer() {
+	s.mu.Lock()
+	s.answered = time.Now()
+	s.readAtAnswer = s.lastRead
+	s.mu.Unlock()
+}
+
+// answered is called from modifyResponse with the site's response.
+func answered(res *http.Response) {
+	if res.Request == nil {
+		return
+	}
+	if s, ok := res.Request.Context().Value(traceKey{}).(*siteTrace); ok {
+		s.answer()
+	}
 }
 
 func (s *siteTrace) clientTrace() *httptrace.ClientTrace {
@@ -98,50 +135,62 @@ func (s *siteTrace) clientTrace() *httptrace.ClientTrace {
 // when the client's body failed: the transport reports that as its own
 // error, which must not be blamed on the site.
 func (s *siteTrace) follow(r *http.Request) *http.Request {
-	r2 := r.WithContext(httptrace.WithClientTrace(r.Context(), s.clientTrace()))
+	ctx := context.WithValue(r.Context(), traceKey{}, s)
+	r2 := r.WithContext(httptrace.WithClientTrace(ctx, s.clientTrace()))
 	if r.Body != nil && r.Body != http.NoBody {
-		r2.Body = &watchedBody{ReadCloser: r.Body, failed: &s.bodyFailed}
+		r2.Body = &watchedBody{ReadCloser: r.Body, s: s}
 	}
 	return r2
 }
 
 type watchedBody struct {
 	io.ReadCloser
-	failed *atomic.Bool
+	s *siteTrace
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.s.mu.Lock()
+		b.s.lastRead = time.Now()
+		b.s.mu.Unlock()
+	}
 	if err != nil && err != io.EOF {
-		b.failed.Store(true)
+		b.s.bodyFailed.Store(true)
 	}
 	return n, err
 }
 
 // timing is what rec's request says of the site, and whether it says
-// anything: see Timing. final is when the final status line was handed on.
-func (s *siteTrace) timing(status int, final time.Time, hasBody bool, now time.Time) (Timing, bool) {
+// anything: see Timing.
+func (s *siteTrace) timing(status int, hasBody bool, now time.Time) (Timing, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := Timing{Status: status}
 	switch {
-	case !s.firstByte.IsZero():
-		// The site answered. Time its final answer from the request
-		// written whole; a site that answered before the body was all
-		// sent (it did not wait for it) is timed from the headers.
+	case !s.answered.IsZero() && !s.firstByte.IsZero():
+		// The site answered. Time its final answer (past any 1xx) from the
+		// request written whole; a site that answered before the body was
+		// all sent (it did not wait for it) is timed from the later of the
+		// headers written and the body's last data before the answer.
 		end := s.firstByte
-		if s.informational && !final.IsZero() {
-			end = final
+		if s.informational {
+			end = s.answered
 		}
-		start := s.wrote
-		if start.IsZero() || start.After(end) {
-			start = s.wroteHeaders
+		start := s.wroteHeaders
+		if s.readAtAnswer.After(start) {
+			start = s.readAtAnswer
+		}
+		if !s.wrote.IsZero() && !s.wrote.After(end) && s.wrote.After(start) {
+			start = s.wrote
 		}
 		if status == http.StatusSwitchingProtocols || start.IsZero() {
 			return t, false // an upgrade, or no request seen written: nothing to time
 		}
 		t.FirstByte, t.Timed = max(0, end.Sub(start)), true
 		return t, true
+	case s.bodyFailed.Load():
+		return t, false // the client's body failed or stalled, not the site
 	case status == StatusClientClosedRequest:
 		// The client went away before any answer: the time it waited since
 		// the request reached the site, if it did.
@@ -152,8 +201,6 @@ func (s *siteTrace) timing(status int, final time.Time, hasBody bool, now time.T
 		return t, true
 	case status != http.StatusBadGateway && status != http.StatusGatewayTimeout:
 		return t, false // the gateway's own answer (400), not the site's
-	case s.bodyFailed.Load():
-		return t, false // the client's body failed, not the site
 	case !s.wrote.IsZero():
 		// Written whole and no answer: the site timed out or hung up.
 		t.FirstByte, t.Timed = now.Sub(s.wrote), true
@@ -175,7 +222,7 @@ func (u *Upstream) timed(rec *recorder) {
 	}
 	in := rec.in
 	hasBody := in.Body != nil && in.Body != http.NoBody && in.ContentLength != 0
-	if t, ok := rec.trace.timing(rec.code(), rec.final, hasBody, time.Now()); ok {
+	if t, ok := rec.trace.timing(rec.code(), hasBody, time.Now()); ok {
 		u.opt.OnFirstByte(in, t)
 	}
 }

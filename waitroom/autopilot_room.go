@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -138,39 +139,93 @@ func (m *autopilotMeter) take(interval time.Duration) AutopilotReport {
 // and its calls every few seconds; eight in a 15 s step is most of them.
 const AutopilotSessionCap = 8
 
-// sessionCapSlots is the width of each row of a sessionCap: two rows of
-// 16384 counters of a byte, 32 KiB a room, whatever the number of
-// sessions.
-const sessionCapSlots = 1 << 14
+// AutopilotSessionErrors is how many of a session's measured requests in
+// a window may count as errors: past it, its errors are not measured at
+// all (neither an error nor a request). One visitor who makes the site
+// fail on purpose (a request that sets off its 5xx) would otherwise count
+// its whole cap as errors, enough against some fifty browsing sessions to
+// pass the 2% bound and cut the limit step after step. A site that fails
+// for everyone still reads its whole share: every session's first errors
+// count, and the ones dropped are not counted as requests either.
+const AutopilotSessionErrors = 2
 
-// sessionCap counts measured requests per session in bounded memory: a
-// count-min sketch (two rows of counters, a session's count the smaller of
-// its two), so it never undercounts a session. A session that shares both
-// its counters with busy ones may be capped early, which loses some of its
-// samples but does not bias them (with 2,000 sessions asking the cap
-// each in a window, about 0.5% of their requests go unmeasured so, with 5,000
-// about 3%: TestAutopilotMeter_SessionCap); a sprayer caps only the few that
-// share its counters. The hash is seeded per window, so which sessions
-// share counters cannot be planned. Counters are bytes, four to a word,
-// stopping at 255.
-type sessionCap struct {
-	seed maphash.Seed
-	rows [2][sessionCapSlots / 4]atomic.Uint32
+// A sessionCap's rows are sized to the room: sessionCapPerSession counters
+// a row for each of max_active's sessions (a session shares both its
+// counters with another's rarely at that load), a power of two between
+// sessionCapMinSlots and sessionCapMaxSlots: two rows of byte counters,
+// 1 KiB to 32 KiB a room whatever the number of sessions. Template rooms
+// (max_rooms up to 100,000) would otherwise hold 32 KiB each.
+const (
+	sessionCapPerSession = 8
+	sessionCapMinSlots   = 1 << 9
+	sessionCapMaxSlots   = 1 << 14
+)
+
+// sessionCapSlots is the row width for a room of maxActive sessions.
+func sessionCapSlots(maxActive int) int {
+	n := sessionCapMinSlots
+	for n < sessionCapMaxSlots && n/sessionCapPerSession < maxActive {
+		n <<= 1
+	}
+	return n
 }
+
+// sessionCap counts measured requests, and errors, per session in bounded
+// memory: a count-min sketch (two rows of counters, a session's count the
+// smaller of its two), so it never undercounts a session. A session that
+// shares both its counters with busy ones may be capped early, which loses
+// some of its samples but does not bias them (with 2,000 sessions asking
+// the cap each in a window of a 32 KiB sketch, about 0.5% of their
+// requests go unmeasured so, with 5,000 about 3%:
+// TestAutopilotMeter_SessionCap); a sprayer caps only the few that share
+// its counters. A session's errors are counted in the same rows under a
+// key of their own (errorKey). The hash is seeded per window, so which
+// sessions share counters cannot be planned. Counters are bytes, four to a
+// word, stopping at 255.
+type sessionCap struct {
+	seed  maphash.Seed
+	slots uint64 // a power of two
+	// cells holds the two rows, slots counters each.
+	cells []atomic.Uint32
+}
+
+func newSessionCap(slots int) *sessionCap {
+	return &sessionCap{seed: maphash.MakeSeed(), slots: uint64(slots), cells: make([]atomic.Uint32, 2*slots/4)}
+}
+
+// bytes is the sketch's size.
+func (c *sessionCap) bytes() int { return 4 * len(c.cells) }
 
 // admit counts one request of the session id and says whether it is
 // within AutopilotSessionCap.
 func (c *sessionCap) admit(id string) bool {
-	h := maphash.String(c.seed, id)
-	a := c.bump(0, h%sessionCapSlots)
-	b := c.bump(1, (h>>32)%sessionCapSlots)
-	return min(a, b) <= AutopilotSessionCap
+	return c.count(maphash.String(c.seed, id)) <= AutopilotSessionCap
 }
 
-// bump adds one to the counter slot of row, unless it stands at 255, and
-// returns its count.
-func (c *sessionCap) bump(row int, slot uint64) uint32 {
-	w, shift := &c.rows[row][slot/4], slot%4*8
+// admitError counts one error of the session id and says whether it is
+// within AutopilotSessionErrors.
+func (c *sessionCap) admitError(id string) bool {
+	return c.count(errorKey(maphash.String(c.seed, id))) <= AutopilotSessionErrors
+}
+
+// errorKey is the hash a session's errors are counted under: a bijection
+// of its requests' hash (so two sessions share it no more often) whose
+// counters are others (the low bits and those past 32 change).
+func errorKey(h uint64) uint64 {
+	return bits.RotateLeft64(h, 17) * 0x9e3779b97f4a7c15
+}
+
+// count bumps the key h's counter in each row and returns the smaller.
+func (c *sessionCap) count(h uint64) uint32 {
+	a := c.bump(h % c.slots)
+	b := c.bump(c.slots + (h>>32)%c.slots)
+	return min(a, b)
+}
+
+// bump adds one to the counter at slot (of both rows' slots), unless it
+// stands at 255, and returns its count.
+func (c *sessionCap) bump(slot uint64) uint32 {
+	w, shift := &c.cells[slot/4], slot%4*8
 	for {
 		old := w.Load()
 		n := old >> shift & 0xff
@@ -180,22 +235,29 @@ func (c *sessionCap) bump(row int, slot uint64) uint32 {
 	}
 }
 
-// admit is sessionCap.admit on the window in effect (made on first use).
-func (m *autopilotMeter) admit(id string) bool {
+// window is the sessionCap of the window in effect, made on first use
+// with rows of slots counters.
+func (m *autopilotMeter) window(slots int) *sessionCap {
 	c := m.perSession.Load()
-	if c == nil {
-		fresh := &sessionCap{seed: maphash.MakeSeed()}
-		if m.perSession.CompareAndSwap(nil, fresh) {
-			c = fresh
-			m.capSince.CompareAndSwap(0, time.Now().UnixNano()) // the first window starts now
-		} else {
-			c = m.perSession.Load()
-		}
-		if c == nil { // the window turned meanwhile: count in the new one
-			c = fresh
-		}
+	if c != nil {
+		return c
 	}
-	return c.admit(id)
+	fresh := newSessionCap(slots)
+	if m.perSession.CompareAndSwap(nil, fresh) {
+		m.capSince.CompareAndSwap(0, time.Now().UnixNano()) // the first window starts now
+		return fresh
+	}
+	if c = m.perSession.Load(); c == nil { // the window turned meanwhile: count in the new one
+		c = fresh
+	}
+	return c
+}
+
+// rest frees the window's sketch: the room has nobody inside and its ticks
+// stop (sleep.go), so no window would turn to free it. The next measured
+// request makes a fresh one.
+func (m *autopilotMeter) rest() {
+	m.perSession.Store(nil)
 }
 
 // Measurement is what the proxy learned of the site from one admitted
@@ -220,7 +282,8 @@ type Measurement struct {
 // status (a 5xx, the gateway's own 502 and 504 included, is an error) and
 // its time to the first byte. Not measured: paths the room's autopilot
 // excludes, an upgraded connection (101), and a session's requests past
-// AutopilotSessionCap in the window. A client that went away (499) is a
+// AutopilotSessionCap in the window, and its errors past
+// AutopilotSessionErrors. A client that went away (499) is a
 // timed sample at the time it waited if that was longer than the target
 // (it gave up on a slow site), and nothing otherwise. The first
 // Warmup of a session (AutopilotWarmup by default) counts toward errors only; so does an
@@ -239,11 +302,16 @@ func (rs *Rooms) Measure(m Measurement) {
 	if m.Status == 499 && (!m.Timed || m.FirstByte <= ap.Target || warm) {
 		return
 	}
-	if !lr.meter.admit(m.Visitor) {
+	c := lr.meter.window(sessionCapSlots(lr.room().Limits.MaxActive))
+	if !c.admit(m.Visitor) {
+		return
+	}
+	failed := m.Status >= 500
+	if failed && !c.admitError(m.Visitor) {
 		return
 	}
 	lr.meter.requests.Add(1)
-	if m.Status >= 500 {
+	if failed {
 		lr.meter.errors.Add(1)
 	}
 	if !m.Timed || warm {

@@ -26,7 +26,11 @@ func (a *Admitter) rest(seen uint64, st Stats) {
 	lr.asleep.Store(true)
 	if lr.visits.Load() != seen {
 		lr.asleep.Store(false)
+		return
 	}
+	// Nobody inside, and no tick will turn the autopilot's window: free
+	// its per-session sketch now (thousands of template rooms asleep).
+	lr.meter.rest()
 }
 
 // visit notes a request for the room on this instance and wakes the room
