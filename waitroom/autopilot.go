@@ -495,6 +495,19 @@ func (rec *AutopilotRecord) Baseline() int64 {
 	return min(rec.Lows[0], rec.Lows[1])
 }
 
+// AutopilotBaseStep tells whether a step whose limit was limit, with
+// active sessions inside at most and timed requests timed, may set the
+// baseline: the limit in use (at least 80% of it inside, as a rise needs)
+// and its timed requests at least AutopilotMinSamples and a quarter of
+// the limit. A quiet step's median is not the site's unloaded latency
+// under the room's traffic: two sessions' instant 404s just before a sale
+// would set it at a few milliseconds, and every honest median after
+// would read as past the knee until the windows rotate.
+func AutopilotBaseStep(limit int, active, timed int64) bool {
+	L := int64(limit)
+	return active*10 >= L*8 && timed >= AutopilotMinSamples && timed*4 >= L
+}
+
 // Clamp keeps a limit within p's bounds (a reload may have moved them).
 func (p AutopilotParams) Clamp(limit int) int {
 	return max(p.Min, min(p.Max, limit))
@@ -519,6 +532,10 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 		var why AutopilotReason
 		var lat, med, errPPM int64
 		base := rec.Baseline()
+		inEffect := p.Clamp(rec.Limit)
+		if p.Pin >= 0 {
+			inEffect = p.Pin
+		}
 		if p.Pin >= 0 {
 			lat, _ = rec.Step.Percentile(p.Percentile)
 			med, _ = rec.Step.Percentile(50)
@@ -534,10 +551,10 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}
 		rec.Last = out
 		rec.Last.Decided = false
-		// The step's median joins the baseline when enough requests were
-		// timed to trust it; every AutopilotBaseSteps steps the older
-		// window is dropped.
-		if _, timed := rec.Step.Percentile(50); timed >= AutopilotMinSamples && (rec.Lows[0] == 0 || med < rec.Lows[0]) {
+		// The step's median joins the baseline when the limit was in use
+		// and enough requests were timed to trust it (AutopilotBaseStep);
+		// every AutopilotBaseSteps steps the older window is dropped.
+		if _, timed := rec.Step.Percentile(50); AutopilotBaseStep(inEffect, rec.Step.Active, timed) && (rec.Lows[0] == 0 || med < rec.Lows[0]) {
 			rec.Lows[0] = max(med, 1)
 		}
 		if out.Step%AutopilotBaseSteps == 0 {
