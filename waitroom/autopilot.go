@@ -123,8 +123,11 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 	a.ErrorsPPM = 20_000
 	if c.Errors != "" {
 		f, err := strconv.ParseFloat(strings.TrimSuffix(c.Errors, "%"), 64)
-		if err != nil || !strings.HasSuffix(c.Errors, "%") || f <= 0 || f > 50 {
-			p.Add("errors", `must be a percentage above 0 and at most 50, "2%%", got %q`, c.Errors)
+		// At least 0.0001% (1 ppm, the unit the stores count in: a smaller
+		// share would round to 0, every error over the bound); written so
+		// NaN fails too.
+		if err != nil || !strings.HasSuffix(c.Errors, "%") || !(f >= 0.0001 && f <= 50) {
+			p.Add("errors", `must be a percentage from 0.0001 to 50, "2%%", got %q`, c.Errors)
 		} else {
 			a.ErrorsPPM = int64(f*10_000 + 0.5)
 		}

@@ -30,3 +30,20 @@ func TestAutopilotConfig_Warmup(t *testing.T) {
 		t.Errorf("the default warmup alone: %v, %v; want off", a, err)
 	}
 }
+
+// TestAutopilotConfig_Errors: the bound in parts per million, its least
+// (0.0001%, 1 ppm) and its most, and what would round to 0 ppm or is not a
+// number refused.
+func TestAutopilotConfig_Errors(t *testing.T) {
+	for raw, want := range map[string]int64{"": 20_000, "2%": 20_000, "0.0001%": 1, "0.5%": 5_000, "50%": 500_000} {
+		a, err := AutopilotConfig{Target: "800ms", Errors: raw}.Build(100)
+		if err != nil || a.ErrorsPPM != want {
+			t.Errorf("errors %q: %v, %v; want %d ppm", raw, a, err, want)
+		}
+	}
+	for _, bad := range []string{"0%", "0.00001%", "0.00009%", "-1%", "51%", "NaN%", "Inf%", "2", "two%"} {
+		if _, err := (AutopilotConfig{Target: "800ms", Errors: bad}).Build(100); err == nil {
+			t.Errorf("errors %q accepted", bad)
+		}
+	}
+}
