@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +46,25 @@ func TestAutopilotConfig_Errors(t *testing.T) {
 		if _, err := (AutopilotConfig{Target: "800ms", Errors: bad}).Build(100); err == nil {
 			t.Errorf("errors %q accepted", bad)
 		}
+	}
+}
+
+// TestAutopilotConfig_WarmupUnderSessionMax: a warmup as long as the
+// room's session_max would leave no request timed; refused, and allowed
+// with session_max off.
+func TestAutopilotConfig_WarmupUnderSessionMax(t *testing.T) {
+	c := DefaultRoom()
+	c.MaxActive, c.SessionMax = 100, "1m"
+	c.Autopilot = AutopilotConfig{Target: "800ms", Warmup: "1m"}
+	if _, err := c.Build("shop"); err == nil || !strings.Contains(err.Error(), "autopilot.warmup") {
+		t.Fatalf("warmup 1m, session_max 1m: %v, want refused", err)
+	}
+	c.Autopilot.Warmup = "59s"
+	if _, err := c.Build("shop"); err != nil {
+		t.Fatalf("warmup 59s, session_max 1m: %v", err)
+	}
+	c.Autopilot.Warmup, c.SessionMax = "5m", "0s"
+	if _, err := c.Build("shop"); err != nil {
+		t.Fatalf("warmup 5m, session_max off: %v", err)
 	}
 }
