@@ -123,8 +123,11 @@ func (c AutopilotConfig) Build(maxActive int) (*Autopilot, error) {
 	a.ErrorsPPM = 20_000
 	if c.Errors != "" {
 		f, err := strconv.ParseFloat(strings.TrimSuffix(c.Errors, "%"), 64)
-		if err != nil || !strings.HasSuffix(c.Errors, "%") || f <= 0 || f > 50 {
-			p.Add("errors", `must be a percentage above 0 and at most 50, "2%%", got %q`, c.Errors)
+		// At least 0.0001% (1 ppm, the unit the stores count in: a smaller
+		// share would round to 0, every error over the bound); written so
+		// NaN fails too.
+		if err != nil || !strings.HasSuffix(c.Errors, "%") || !(f >= 0.0001 && f <= 50) {
+			p.Add("errors", `must be a percentage from 0.0001 to 50, "2%%", got %q`, c.Errors)
 		} else {
 			a.ErrorsPPM = int64(f*10_000 + 0.5)
 		}
@@ -495,6 +498,19 @@ func (rec *AutopilotRecord) Baseline() int64 {
 	return min(rec.Lows[0], rec.Lows[1])
 }
 
+// AutopilotBaseStep tells whether a step whose limit was limit, with
+// active sessions inside at most and timed requests timed, may set the
+// baseline: the limit in use (at least 80% of it inside, as a rise needs)
+// and its timed requests at least AutopilotMinSamples and a quarter of
+// the limit. A quiet step's median is not the site's unloaded latency
+// under the room's traffic: two sessions' instant 404s just before a sale
+// would set it at a few milliseconds, and every honest median after
+// would read as past the knee until the windows rotate.
+func AutopilotBaseStep(limit int, active, timed int64) bool {
+	L := int64(limit)
+	return active*10 >= L*8 && timed >= AutopilotMinSamples && timed*4 >= L
+}
+
 // Clamp keeps a limit within p's bounds (a reload may have moved them).
 func (p AutopilotParams) Clamp(limit int) int {
 	return max(p.Min, min(p.Max, limit))
@@ -519,6 +535,10 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 		var why AutopilotReason
 		var lat, med, errPPM int64
 		base := rec.Baseline()
+		inEffect := p.Clamp(rec.Limit)
+		if p.Pin >= 0 {
+			inEffect = p.Pin
+		}
 		if p.Pin >= 0 {
 			lat, _ = rec.Step.Percentile(p.Percentile)
 			med, _ = rec.Step.Percentile(50)
@@ -534,10 +554,10 @@ func (rec *AutopilotRecord) Report(now time.Time, p AutopilotParams, r Autopilot
 			ErrorsPPM: errPPM, Samples: rec.Step.Requests, Active: rec.Step.Active, Reason: why, Decided: true}
 		rec.Last = out
 		rec.Last.Decided = false
-		// The step's median joins the baseline when enough requests were
-		// timed to trust it; every AutopilotBaseSteps steps the older
-		// window is dropped.
-		if _, timed := rec.Step.Percentile(50); timed >= AutopilotMinSamples && (rec.Lows[0] == 0 || med < rec.Lows[0]) {
+		// The step's median joins the baseline when the limit was in use
+		// and enough requests were timed to trust it (AutopilotBaseStep);
+		// every AutopilotBaseSteps steps the older window is dropped.
+		if _, timed := rec.Step.Percentile(50); AutopilotBaseStep(inEffect, rec.Step.Active, timed) && (rec.Lows[0] == 0 || med < rec.Lows[0]) {
 			rec.Lows[0] = max(med, 1)
 		}
 		if out.Step%AutopilotBaseSteps == 0 {

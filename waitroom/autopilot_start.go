@@ -178,10 +178,12 @@ type AutopilotStarts interface {
 }
 
 // strained reports a reason that says the site showed strain: the room
-// turns on then whatever the arrivals.
+// turns on then whatever the arrivals. The knee's back-off and hold count:
+// a quiet room whose median is past the site's knee lets everyone in up to
+// max_active, over the limit the controller is backing off to.
 func strained(r AutopilotReason) bool {
 	switch r {
-	case ReasonSlow, ReasonErrors, ReasonDraining, ReasonFloor, ReasonRecovering:
+	case ReasonSlow, ReasonErrors, ReasonDraining, ReasonFloor, ReasonRecovering, ReasonBackoff, ReasonKnee:
 		return true
 	}
 	return false

@@ -99,3 +99,19 @@ func TestAutopilotConfig_StartAbove(t *testing.T) {
 		t.Error("start_above without a target accepted")
 	}
 }
+
+// A quiet start_above room turns on at the site's knee (the controller
+// backing off or holding there) as on any other strain, and stays quiet
+// on a limit that rises, holds near the target or is not in use.
+func TestStrained_Knee(t *testing.T) {
+	for _, r := range []AutopilotReason{ReasonSlow, ReasonErrors, ReasonDraining, ReasonFloor, ReasonRecovering, ReasonBackoff, ReasonKnee} {
+		if !strained(r) {
+			t.Errorf("reason %d is not strain", r)
+		}
+	}
+	for _, r := range []AutopilotReason{ReasonStart, ReasonIdle, ReasonRise, ReasonUnused, ReasonPinned, ReasonCeiling, ReasonAtTarget, ReasonSettling} {
+		if strained(r) {
+			t.Errorf("reason %d is strain", r)
+		}
+	}
+}

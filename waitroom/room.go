@@ -258,6 +258,11 @@ func (c RoomConfig) Build(name string) (Room, error) {
 	ap, err := c.Autopilot.Build(c.MaxActive)
 	p.Nest("autopilot.", err)
 	r.Autopilot = ap
+	if ap != nil && r.Limits.SessionMax > 0 && ap.Warmup >= r.Limits.SessionMax {
+		// A session's first warmup goes untimed and session_max ends it:
+		// no request would ever be timed, and the limit never rise.
+		p.Add("autopilot.warmup", "must be shorter than session_max (%s), got %s", conf.Short(r.Limits.SessionMax), conf.Short(ap.Warmup))
+	}
 	if pattern.IsTemplate(name) {
 		r.Template = name
 		if c.MaxRooms < 1 || c.MaxRooms > maxTemplateRooms {

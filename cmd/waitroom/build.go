@@ -129,6 +129,13 @@ func build(c *Config) (*Settings, error) {
 		p.Nest("rooms."+name+".", err)
 		s.rooms = append(s.rooms, room)
 		s.pages[name] = page
+		if ap := room.Autopilot; err == nil && ap != nil && ap.Interval < room.Tick {
+			// A step is judged at the first tick past it: the limit moves
+			// once a tick, not once an interval. Allowed (the tests run
+			// short steps), but not what the key says.
+			s.warnings = append(s.warnings, fmt.Sprintf("rooms.%s.autopilot.interval (%s) is shorter than the room's tick (%s): the limit moves at most once a tick",
+				name, conf.Short(ap.Interval), conf.Short(room.Tick)))
+		}
 	}
 	s.router = buildRoutes(&p, c, s.upstreams)
 	s.bypass, err = c.Bypass.Build()

@@ -17,13 +17,20 @@ var (
 // Bounds of the autopilot records, as Redis bounds its hashes: a record
 // unused for autopilotTTL is dropped (Redis: the PEXPIRE of a day in
 // autopilot.lua and autostart.lua), looked for at most once every
-// autopilotSweepEvery; and the map never holds more than autopilotMax,
-// the least lately used going first, so rooms filled in from templates,
-// which come and go, do not grow it forever.
+// autopilotSweepEvery; and past autopilotMax records, the least lately
+// used goes for each new one, so rooms filled in from templates, which
+// come and go, do not grow it forever. Only a record unused for
+// autopilotLive goes early: a live room's record (its room's tick reports
+// every second or so) is never evicted, since that would restart the room
+// at min_active and judge start_above afresh (it could come back quiet in
+// a sale). Past the bound with every record live, the map grows: its live
+// records are bounded by the rooms themselves (a template's max_rooms, up
+// to 100,000, and the configured rooms).
 const (
 	autopilotTTL        = 24 * time.Hour
 	autopilotSweepEvery = time.Minute
 	autopilotMax        = 10_000
+	autopilotLive       = 5 * time.Minute
 )
 
 // autopilotEntry is a room's autopilot and start_above records.
@@ -60,14 +67,17 @@ func (s *Store) autopilotEntry(room string, now time.Time) *autopilotEntry {
 	e := a.rooms[room]
 	if e == nil {
 		if len(a.rooms) >= autopilotMax {
-			// Full: the least lately used goes (a scan, only when full).
+			// Full: the least lately used goes if no longer live (a scan,
+			// only when full).
 			var oldest string
 			for name, o := range a.rooms {
 				if oldest == "" || o.used.Before(a.rooms[oldest].used) {
 					oldest = name
 				}
 			}
-			delete(a.rooms, oldest)
+			if now.Sub(a.rooms[oldest].used) > autopilotLive {
+				delete(a.rooms, oldest)
+			}
 		}
 		e = &autopilotEntry{}
 		a.rooms[room] = e

@@ -13,8 +13,9 @@ import (
 // TestStore_AutopilotRecordsBounded: the autopilot records of rooms no
 // longer used (a room taken out, rooms filled in from a template that
 // went) leave the map a day after their last use, as Redis expires its
-// hashes, and the map never holds more than autopilotMax rooms, the least
-// lately used going first; a room in use keeps its record and its limit.
+// hashes, and past autopilotMax rooms the least lately used goes for
+// each new one, but only once unused for autopilotLive: a room in use
+// keeps its record and its limit.
 func TestStore_AutopilotRecordsBounded(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -51,21 +52,40 @@ func TestStore_AutopilotRecordsBounded(t *testing.T) {
 	if st, _ := s.Autopilot(ctx, "kept", p, waitroom.AutopilotReport{}); st.Step == 0 {
 		t.Fatalf("the room in use lost its record: %+v", st)
 	}
-	// Past the bound, the least lately used go.
+	// Past the bound with every room live (used within autopilotLive),
+	// none goes: evicting a live room would restart it at min_active.
+	advance(autopilotLive + time.Second)
 	for i := range autopilotMax + 10 {
 		advance(time.Millisecond)
 		if _, _, _, err := s.AutopilotNotice(ctx, fmt.Sprintf("many-%d", i), 5, time.Minute, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := s.autopilotRooms(); n != autopilotMax {
-		t.Fatalf("%d rooms with records, want the bound %d", n, autopilotMax)
+	// "kept" was used over autopilotLive before: the first past the
+	// bound took its place.
+	if n := s.autopilotRooms(); n != autopilotMax+10 {
+		t.Fatalf("%d rooms with records, want %d: the live ones kept, the stale one gone", n, autopilotMax+10)
 	}
 	s.auto.mu.Lock()
-	_, first := s.auto.rooms["many-0"]
-	_, last := s.auto.rooms[fmt.Sprintf("many-%d", autopilotMax+9)]
+	_, stale := s.auto.rooms["kept"]
 	s.auto.mu.Unlock()
-	if first || !last {
-		t.Fatalf("past the bound: the oldest kept %v, the newest kept %v; want the oldest gone", first, last)
+	if stale {
+		t.Fatal("past the bound: the stale record kept")
+	}
+	// Once they are stale, the least lately used go, one for each new.
+	advance(autopilotLive + time.Second)
+	for i := range 5 {
+		if _, _, _, err := s.AutopilotNotice(ctx, fmt.Sprintf("fresh-%d", i), 5, time.Minute, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.auto.mu.Lock()
+	_, first := s.auto.rooms["many-4"]
+	_, next := s.auto.rooms["many-5"]
+	_, last := s.auto.rooms["fresh-4"]
+	n := len(s.auto.rooms)
+	s.auto.mu.Unlock()
+	if first || !next || !last || n != autopilotMax+10 {
+		t.Fatalf("past the bound, stale: many-4 kept %v, many-5 kept %v, fresh-4 kept %v, %d rooms; want the five oldest gone, %d rooms", first, next, last, n, autopilotMax+10)
 	}
 }

@@ -88,6 +88,7 @@ var cases = []testCase{
 	{"Autopilot", many, testAutopilot},
 	{"AutopilotMerges", many, testAutopilotMerges},
 	{"AutopilotTimedOnly", many, testAutopilotTimedOnly},
+	{"AutopilotBaseInUse", many, testAutopilotBaseInUse},
 	{"AutopilotStart", many, testAutopilotStart},
 	{"AutopilotStartNoFlap", many, testAutopilotStartNoFlap},
 	{"AutopilotNotice", many, testAutopilotNotice},

@@ -149,6 +149,8 @@ local out_reason = st.reason
 if now - st.started >= INTERVAL then
   local lat, med, errppm, why = 0, 0, 0, R_PINNED
   local base = baseline()
+  local in_effect = clamp(st.limit)
+  if PIN >= 0 then in_effect = PIN end
   if PIN >= 0 then
     lat = percentile(PCT)
     med = percentile(50)
@@ -159,10 +161,12 @@ if now - st.started >= INTERVAL then
   end
   st.steps, st.lat, st.err, st.n, st.act, st.reason = st.steps + 1, lat, errppm, st.r, st.a, why
   st.med, st.base = med, base
-  -- The step's median joins the baseline when enough requests were timed
-  -- to trust it; every BASE_STEPS steps the older window is dropped.
+  -- The step's median joins the baseline when the limit was in use (at
+  -- least 80% of it inside) and enough requests were timed to trust it
+  -- (MIN_SAMPLES and a quarter of the limit): AutopilotBaseStep. Every
+  -- BASE_STEPS steps the older window is dropped.
   local _, timed = percentile(50)
-  if timed >= MIN_SAMPLES and ((st.lo1 or 0) == 0 or med < st.lo1) then st.lo1 = math.max(med, 1) end
+  if st.a * 10 >= in_effect * 8 and timed >= MIN_SAMPLES and timed * 4 >= in_effect and ((st.lo1 or 0) == 0 or med < st.lo1) then st.lo1 = math.max(med, 1) end
   if st.steps % BASE_STEPS == 0 then st.lo1, st.lo2 = 0, st.lo1 or 0 end
   out_reason = why
   decided = 1
