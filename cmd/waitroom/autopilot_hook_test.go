@@ -55,9 +55,9 @@ func TestAutopilot_Webhook(t *testing.T) {
 	}))
 	t.Cleanup(site.Close)
 	rcv, url := newHookReceiver(t, hookSecret)
-	cfg := strings.Replace(autopilotConfig(site.URL, 20, true, fmt.Sprintf(
+	cfg := replaceOnce(t, autopilotConfig(site.URL, 20, true, fmt.Sprintf(
 		"store: { kind: redis, redis: { addrs: [%q], key_prefix: hook } }", srv.Addr())),
-		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 5", 1) + fmt.Sprintf(`webhooks:
+		"interval: 2s, min_active: 10, warmup: 700ms", "interval: 500ms, min_active: 5") + fmt.Sprintf(`webhooks:
   - url: %q
     events: [room.autopilot_changed]
     secret: %q

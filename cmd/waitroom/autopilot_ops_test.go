@@ -70,9 +70,9 @@ func shopGauge(t *testing.T, app *App, name string) string {
 func TestAutopilot_HoldsPinsFreezes(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
-	cfg := strings.Replace(autopilotConfig(site.URL, 20, true, fmt.Sprintf(
+	cfg := replaceOnce(t, autopilotConfig(site.URL, 20, true, fmt.Sprintf(
 		"store: { kind: redis, redis: { addrs: [%q], key_prefix: ops, dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms } }", srv.Addr())),
-		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 5", 1)
+		"interval: 2s, min_active: 10, warmup: 700ms", "interval: 500ms, min_active: 5")
 	app, _ := startGateway(t, cfg)
 	c := newAdmin(t, app)
 

@@ -23,9 +23,9 @@ import (
 func TestAutopilot_StartAbove(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
-	cfg := strings.Replace(autopilotConfig(site.URL, 100, true, fmt.Sprintf(
+	cfg := replaceOnce(t, autopilotConfig(site.URL, 100, true, fmt.Sprintf(
 		"store: { kind: redis, redis: { addrs: [%q], key_prefix: start } }", srv.Addr())),
-		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 3, start_above: 2/s", 1)
+		"interval: 2s, min_active: 10, warmup: 700ms", "interval: 500ms, min_active: 3, start_above: 2/s")
 	a, baseA := startGateway(t, cfg)
 	b, baseB := startGateway(t, cfg)
 	admins := []*adminClient{newAdmin(t, a), newAdmin(t, b)}
@@ -105,9 +105,9 @@ func startStoppable(t *testing.T, yaml string) (*App, string, func()) {
 func TestAutopilot_StartAboveRestart(t *testing.T) {
 	srv := redistest.Start(t)
 	_, site := newUpstream(t)
-	cfg := strings.Replace(autopilotConfig(site.URL, 100, true, fmt.Sprintf(
+	cfg := replaceOnce(t, autopilotConfig(site.URL, 100, true, fmt.Sprintf(
 		"store: { kind: redis, redis: { addrs: [%q], key_prefix: restart, dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms } }", srv.Addr())),
-		"interval: 2s, min_active: 10", "interval: 500ms, min_active: 3, start_above: 2/s", 1)
+		"interval: 2s, min_active: 10, warmup: 700ms", "interval: 500ms, min_active: 3, start_above: 2/s")
 	a, baseA := startGateway(t, cfg)
 	b, _, stopB := startStoppable(t, cfg)
 	admins := []*adminClient{newAdmin(t, a), newAdmin(t, b)}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,17 @@ const (
 	simSessionTTL = 60 * time.Second
 )
 
+// replaceOnce is strings.Replace of the first old in s, failing the test
+// when there is none: a config the tests derive from autopilotConfig must
+// not silently keep the keys it meant to change.
+func replaceOnce(t testing.TB, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("config has no %q to replace:\n%s", old, s)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
 // simLong makes the simulated runs as long as the issue's figures
 // (minutes); CI runs them scaled to tens of seconds, asserting the same.
 var simLong = os.Getenv("WAITROOM_AUTOPILOT_LONG") != ""
@@ -66,7 +78,7 @@ func simSpan(short, long time.Duration) time.Duration {
 func autopilotConfig(site string, maxActive int, auto bool, store string) string {
 	ap := ""
 	if auto {
-		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, warmup: %s, min_active: %d, exclude: [/shop/done] }", simTarget, simStep, simWarmup, simMin)
+		ap = fmt.Sprintf("autopilot: { target: %s, interval: %s, min_active: %d, warmup: %s, exclude: [/shop/done] }", simTarget, simStep, simMin, simWarmup)
 	}
 	return fmt.Sprintf(`
 listen: "127.0.0.1:0"

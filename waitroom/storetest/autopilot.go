@@ -92,28 +92,28 @@ func testAutopilot(t *testing.T, e *env) {
 	check("fast, the step after a rise", e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 14)), 16, waitroom.ReasonRise)
 	// The median is in (150ms, 200ms]: 175ms, past the knee (the unloaded
 	// 42.5ms, the first step's median, plus the margin, a tenth of the
-	// target: 92.5ms) and up from 42.5ms: backed off, and past twice the
-	// margin (142.5ms) by the gradient: 16 × 142.5/175 = 13.03.
+	// target: 92.5ms) and up from 42.5ms: backed off by a tenth, at
+	// least 2: 14 (not by the gradient, 16 × 142.5/175 = 13).
 	st = e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16))
-	check("median past the knee, growing", st, 13, waitroom.ReasonBackoff)
+	check("median past the knee, growing", st, 14, waitroom.ReasonBackoff)
 	if st.Median != 175*time.Millisecond || st.Baseline != 42500*time.Microsecond {
 		t.Fatalf("past the knee: %+v, want p50 175ms against the unloaded 42.5ms", st)
 	}
 	// In (150ms, 200ms] again, not falling, but the step right after the
-	// back-off with 16 inside, more than the 13 of the limit: its excess
+	// back-off with 16 inside, more than the 14 of the limit: its excess
 	// still leaves, held.
-	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16)), 13, waitroom.ReasonKnee)
+	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16)), 14, waitroom.ReasonKnee)
 	// In (100ms, 150ms]: 125ms, still past the knee but falling: held.
-	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 13)), 13, waitroom.ReasonKnee)
+	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 13)), 14, waitroom.ReasonKnee)
 	// 85 fast and 15 in (400ms, 500ms]: p90 433.3ms, within a quarter
 	// below the 500ms target, p50 43.8ms.
 	near := stepOf(85, 40*time.Millisecond, 0, 13)
 	near.Buckets[11], near.Requests = 15, 100
-	check("near the target", e.autopilotStepWith(p, near), 13, waitroom.ReasonAtTarget)
-	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 13, waitroom.ReasonIdle)
+	check("near the target", e.autopilotStepWith(p, near), 14, waitroom.ReasonAtTarget)
+	check("too little traffic", e.autopilotStepWith(p, stepOf(waitroom.AutopilotMinSamples-1, 5*time.Second, 0, 8)), 14, waitroom.ReasonIdle)
 	// The 9 of the step too small to judge carry into this one.
 	st = e.autopilotStepWith(p, stepOf(100, 40*time.Millisecond, 0, 8))
-	check("limit not in use", st, 13, waitroom.ReasonUnused)
+	check("limit not in use", st, 14, waitroom.ReasonUnused)
 	if st.Samples != 100+waitroom.AutopilotMinSamples-1 {
 		t.Fatalf("step after one too small to judge: %d requests, want its 100 and the 9 carried", st.Samples)
 	}

@@ -119,14 +119,13 @@ local function decide(limit, base)
   end
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, med, errppm end
   -- The median past the knee (a margin over the unloaded latency): back
-  -- off while it is not falling (a tenth, or the gradient past twice the
-  -- margin), hold while it falls or, the step right after a back-off,
+  -- off while it is not falling (a tenth, at least 2), hold while it
+  -- falls or, the step right after a back-off,
   -- while its excess still leaves.
   local margin = math.max(idiv(base, 2), idiv(TARGET, 10))
   if base > 0 and timed >= MIN_SAMPLES and med > base + margin then
     if med >= (st.med or 0) and (active <= limit or st.reason ~= R_BACKOFF) then
-      local nxt = math.min(limit - math.max(2, idiv(limit, 10)), idiv(limit * (base + 2 * margin), med))
-      return math.max(nxt, idiv(limit, 2), MIN), R_BACKOFF, lat, med, errppm
+      return math.max(limit - math.max(2, idiv(limit, 10)), MIN), R_BACKOFF, lat, med, errppm
     end
     return limit, R_KNEE, lat, med, errppm
   end
