@@ -369,10 +369,13 @@ func (s *AutopilotStep) Percentile(pct int) (us int64, timed int64) {
 // fewer sessions drain is no emergency, and a gradient read off a median
 // that still carries the queue cut a 3-gateway simulation from 21 to 10
 // in two steps with its p90 under the target. It holds while
-// the median falls (the queue drains), and in the step right after a
-// back-off while more sessions are inside than the limit (its excess still
-// leaving: cutting again at once would count the same excess twice; a
-// step later a median still growing is a back-off too small). Under the knee it rises when
+// the median falls (the queue drains), and while more sessions are inside
+// than the limit (a cut's excess still leaving: sessions cannot be
+// evicted, so the queue they keep is not a sign the limit is too high; a
+// back-off then only cut a simulated room from 16 to 12 under its ideal
+// 20 while 21 inside drained). Over the target, the cut still comes
+// (the draining hold there needs the latency no worse than half again).
+// Under the knee it rises when
 // the limit is in use (at least 80% of it inside): by a tenth (at least
 // 2) while the percentile is under half the target, then by a twentieth
 // (at least 1); it holds within the last quarter below the target, holds
@@ -449,7 +452,7 @@ func DecideAutopilot(p AutopilotParams, limit int, s *AutopilotStep, last Autopi
 	margin := max(base/2, target/10)
 	switch {
 	case base > 0 && timed >= AutopilotMinSamples && med > base+margin:
-		if med >= last.Median.Microseconds() && (active <= L || last.Reason != ReasonBackoff) {
+		if med >= last.Median.Microseconds() && active <= L {
 			// By a tenth (at least 2); the target's cut is the fast fall.
 			next := L - max(2, L/10)
 			return int(max(next, int64(p.Min))), ReasonBackoff, lat, med, errPPM

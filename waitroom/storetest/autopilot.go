@@ -105,6 +105,9 @@ func testAutopilot(t *testing.T, e *env) {
 	check("median past the knee, draining", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16)), 14, waitroom.ReasonKnee)
 	// In (100ms, 150ms]: 125ms, still past the knee but falling: held.
 	check("median past the knee, falling", e.autopilotStepWith(p, stepOf(100, 120*time.Millisecond, 0, 13)), 14, waitroom.ReasonKnee)
+	// Growing again, but 16 inside against the limit's 14 (not the step
+	// after a back-off): the excess still leaves, held, not cut to 12.
+	check("median past the knee, growing, more inside than the limit", e.autopilotStepWith(p, stepOf(100, 180*time.Millisecond, 0, 16)), 14, waitroom.ReasonKnee)
 	// 85 fast and 15 in (400ms, 500ms]: p90 433.3ms, within a quarter
 	// below the 500ms target, p50 43.8ms.
 	near := stepOf(85, 40*time.Millisecond, 0, 13)

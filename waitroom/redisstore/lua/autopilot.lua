@@ -120,11 +120,11 @@ local function decide(limit, base)
   if active * 10 < limit * 8 then return limit, R_UNUSED, lat, med, errppm end
   -- The median past the knee (a margin over the unloaded latency): back
   -- off while it is not falling (a tenth, at least 2), hold while it
-  -- falls or, the step right after a back-off,
-  -- while its excess still leaves.
+  -- falls or while more are inside than the limit (a cut's excess still
+  -- leaves).
   local margin = math.max(idiv(base, 2), idiv(TARGET, 10))
   if base > 0 and timed >= MIN_SAMPLES and med > base + margin then
-    if med >= (st.med or 0) and (active <= limit or st.reason ~= R_BACKOFF) then
+    if med >= (st.med or 0) and active <= limit then
       return math.max(limit - math.max(2, idiv(limit, 10)), MIN), R_BACKOFF, lat, med, errppm
     end
     return limit, R_KNEE, lat, med, errppm
