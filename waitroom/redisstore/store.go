@@ -1,9 +1,12 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -264,8 +267,12 @@ func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Ad
 
 // Touch implements waitroom.Store with one script for the whole batch
 // (touch.lua), sent in slices of touchBatch so no call holds Redis long.
+// The marks go in ascending order of ticket, each visitor's once, so
+// touch.lua merges those of a stretch of the line into one write: a
+// tick's marks cost Redis a few commands per slice, not one per poll.
 // Errors: waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	vs = sortedMarks(vs)
 	for len(vs) > 0 {
 		n := min(len(vs), touchBatch)
 		args := make([]any, 0, 2*n)
@@ -283,6 +290,17 @@ func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs 
 
 // touchBatch bounds one touch.lua call: about a millisecond of Redis.
 const touchBatch = 2000
+
+// sortedMarks is vs by ticket, then id, each pair once (a visitor polling
+// twice in a tick, or a copy of its ticket, is one mark), in a new slice:
+// the caller may hand vs back to its batch when the touch fails.
+func sortedMarks(vs []waitroom.Visitor) []waitroom.Visitor {
+	out := slices.Clone(vs)
+	slices.SortFunc(out, func(a, b waitroom.Visitor) int {
+		return cmp.Or(cmp.Compare(a.Ticket, b.Ticket), strings.Compare(a.ID, b.ID))
+	})
+	return slices.CompactFunc(out, func(a, b waitroom.Visitor) bool { return a.Ticket == b.Ticket && a.ID == b.ID })
+}
 
 // Release implements waitroom.Store (release.lua). Errors:
 // waitroom.ErrNotFound, waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's
