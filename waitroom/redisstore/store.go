@@ -267,9 +267,10 @@ func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Ad
 
 // Touch implements waitroom.Store with one script for the whole batch
 // (touch.lua), sent in slices of touchBatch so no call holds Redis long.
-// The marks go in ascending order of ticket, each visitor's once, so
-// touch.lua merges those of a stretch of the line into one write: a
-// tick's marks cost Redis a few commands per slice, not one per poll.
+// The marks go in ascending order of ticket, each visitor's once (a
+// visitor who polled twice in the tick is written once), and touch.lua
+// writes a thousand of them with one BITFIELD: a tick's marks cost Redis a
+// few commands per slice, not one per poll.
 // Errors: waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
 	vs = sortedMarks(vs)

@@ -14,10 +14,11 @@ import (
 
 // TestTouch_MergesMarks pins what a tick's marks cost Redis (touch.lua):
 // 3,000 visitors' marks, shuffled and some twice, are two calls (slices of
-// touchBatch) of one GETRANGE and one SETRANGE each, not a command per
-// poll; every visitor's entry is stamped with the touch's time and the
-// string keeps its length. Three marks far apart are written one by one,
-// and the entries between them are left as they were.
+// touchBatch) with a BITFIELD per 1,000 marks, not a command per poll;
+// every visitor's entry is stamped with the touch's time, as decide.lua's
+// SETRANGE lays it out, and the string keeps its length. Three marks far
+// apart are one BITFIELD, and the entries between them are left as they
+// were.
 func TestTouch_MergesMarks(t *testing.T) {
 	srv := redistest.Start(t) // its own server: nothing else may run commands
 	client := srv.Client()
@@ -62,14 +63,18 @@ func TestTouch_MergesMarks(t *testing.T) {
 		if err := s.Touch(ctx, "concert", lim, marks); err != nil {
 			t.Fatal(err)
 		}
-	}, map[string]int64{"evalsha": 2, "time": 2, "hget": 2, "strlen": 2, "getrange": 2, "setrange": 2})
+	}, map[string]int64{"evalsha": 2, "time": 2, "hget": 2, "strlen": 2, "bitfield": 3})
 	after, err := client.Get(ctx, key).Bytes()
 	if err != nil || len(after) != len(before) {
 		t.Fatalf("last-poll string after the touch: %d bytes, %v; want %d", len(after), err, len(before))
 	}
+	end, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range n {
-		if got := stampAt(after, i); got < at.UnixMicro() {
-			t.Fatalf("entry %d stamped %d, before the touch (%d)", i, got, at.UnixMicro())
+		if got := stampAt(after, i); got < at.UnixMicro() || got > end.UnixMicro() {
+			t.Fatalf("entry %d stamped %d, not within the touch (%d to %d)", i, got, at.UnixMicro(), end.UnixMicro())
 		}
 	}
 
@@ -78,7 +83,7 @@ func TestTouch_MergesMarks(t *testing.T) {
 		if err := s.Touch(ctx, "concert", lim, far); err != nil {
 			t.Fatal(err)
 		}
-	}, map[string]int64{"evalsha": 1, "time": 1, "hget": 1, "strlen": 1, "setrange": 3})
+	}, map[string]int64{"evalsha": 1, "time": 1, "hget": 1, "strlen": 1, "bitfield": 1})
 	last, err := client.Get(ctx, key).Bytes()
 	if err != nil || len(last) != len(before) {
 		t.Fatalf("last-poll string after the sparse touch: %d bytes, %v", len(last), err)

@@ -1,7 +1,6 @@
 -- touch.lua: Store.Touch, the polls a gate answered from Progress. ARGV:
--- the visitors, an id and the placed ticket its cookie holds, in pairs,
--- in ascending order of ticket (Store.Touch sorts them; any order is
--- written right, only at more cost). Reply: {entries written}.
+-- the visitors, an id and the placed ticket its cookie holds, in pairs.
+-- Reply: {entries written}.
 --
 -- A mark goes where decide.lua's poll would put it. One is written
 -- blindly, without reading what is there: a ticket that left the line
@@ -11,64 +10,37 @@
 -- lands past the line's last entry, and a restored ticket's mark is only
 -- updated, never added (ZADD XX): nobody is placed by a touch.
 --
--- The marks of a stretch of K_SEEN are merged: one GETRANGE of the
--- stretch, the new stamps laid into it here, one SETRANGE back. So a
--- tick's marks cost Redis two commands per stretch of up to SPAN bytes
--- (SPAN / SEEN_BYTES tickets), however many polls fall in it, instead of
--- one per poll. A stretch with fewer marks than one per DENSE bytes is
--- written mark by mark, as copying it would cost more than the commands.
--- The entries between the marks are written back as read, within this
--- one script: nothing else can change them meanwhile.
+-- The marks in K_SEEN go FIELDS at a time in one BITFIELD: an entry is
+-- the 56-bit big-endian number stamp writes with SETRANGE, so "SET u56
+-- #i" lays out the same seven bytes at entry i. A tick's marks cost Redis
+-- a command per FIELDS polls, not one per poll, and no more CPU.
 
-local SPAN, DENSE = 524288, 4096
+local FIELDS = 1000
 local now = clock()
 local base = tonumber(redis.call('HGET', K_META, 'base'))
 local size = redis.call('STRLEN', K_SEEN)
-local mark = stamp(now)
+local value = string.format('%d', now)
 local n = 0
--- run: the byte offsets in K_SEEN of the marks of the current stretch,
--- ascending.
-local run = {}
+local ops = {}
 
 local function flush()
-  local k = #run
-  if k == 0 then
-    return
+  if #ops > 0 then
+    redis.call('BITFIELD', K_SEEN, unpack(ops))
+    ops = {}
   end
-  local from = run[1]
-  local to = run[k] + SEEN_BYTES
-  if k <= 2 or k * DENSE < to - from then
-    for _, at in ipairs(run) do
-      redis.call('SETRANGE', K_SEEN, at, mark)
-    end
-  else
-    local s = redis.call('GETRANGE', K_SEEN, from, to - 1)
-    local parts, p = {}, 1
-    for _, at in ipairs(run) do
-      local o = at - from + 1
-      if o > p then
-        parts[#parts + 1] = string.sub(s, p, o - 1)
-      end
-      parts[#parts + 1] = mark
-      p = o + SEEN_BYTES
-    end
-    redis.call('SETRANGE', K_SEEN, from, table.concat(parts))
-  end
-  n = n + k
-  run = {}
 end
 
 for i = 1, #ARGV - 1, 2 do
   local id, t = ARGV[i], tonumber(ARGV[i + 1])
   if base ~= nil and t ~= nil and t >= base then
-    local at = (t - base) * SEEN_BYTES
-    if at + SEEN_BYTES <= size then
-      local last = run[#run]
-      if at ~= last then -- a repeat is written once
-        if last ~= nil and (at < last or at + SEEN_BYTES - run[1] > SPAN) then
-          flush() -- out of order, or past the stretch
-        end
-        run[#run + 1] = at
+    if (t - base + 1) * SEEN_BYTES <= size then
+      ops[#ops + 1] = 'SET'
+      ops[#ops + 1] = 'u56'
+      ops[#ops + 1] = string.format('#%d', t - base)
+      ops[#ops + 1] = value
+      n = n + 1
+      if #ops >= 4 * FIELDS then
+        flush()
       end
     end
   elseif t ~= nil then
