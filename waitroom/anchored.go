@@ -55,6 +55,24 @@ type progressView struct {
 	// and their positions grow. Each such visitor asks the store once and
 	// carries a fresh anchor.
 	mintedBy int64
+	// head is Stats.Head by ticket: the position of each of the line's
+	// first places (fromHead).
+	head map[int64]int64
+}
+
+// headOf indexes st.Head by ticket; nil when the store gave none.
+func headOf(st Stats) map[int64]int64 {
+	if st.Head[0] == 0 {
+		return nil
+	}
+	m := make(map[int64]int64, MaxHead)
+	for i, t := range st.Head {
+		if t == 0 {
+			break
+		}
+		m[t] = int64(i + 1)
+	}
+	return m
 }
 
 // nextMintedBy is the view's mintedBy after a tick read st, prev being
@@ -206,7 +224,60 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	if pos <= exactFront || departed+a.Progress.Pending > anchorSlack(pos) {
 		return Decision{}, false
 	}
-	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true}, true
+	// The progress the answer may be anchored at again (renewAnchor): the
+	// view's, with the departures since counted as pending, so the bound
+	// the next answers check carries all the slack gathered since the
+	// store's own answer.
+	again := view.progress
+	again.Pending = a.Progress.Pending + departed
+	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: again}, true
+}
+
+// renewAnchor reports whether a poll answered from the view (fromAnchor,
+// fromHead) should carry a new ticket: its anchor or seal is half the way
+// to every. The gate then seals the answer's anchor (anchorOf): the place
+// it was just told, the view's progress and the slack gathered since the
+// store's last answer (Progress.Pending). So a visitor who keeps polling
+// never needs the store to anchor or seal it again, however long it waits:
+// the seal stays recent enough to get its place back after a data loss
+// (Gate.resealAfter), and the bound stays the store's, within 1%. A
+// visitor who stopped for longer than every asks the store, which knows
+// whether the place is still held.
+func renewAnchor(tk Ticket, now time.Time, every int64) bool {
+	half := max(every/2, 1)
+	return now.Unix()-tk.Sealed >= half || (tk.Anchor.Position > 0 && now.Unix()-tk.Anchor.At >= half)
+}
+
+// fromHead answers a placed ticket's poll near the front from the line's
+// first places as this instance's last tick read them (Stats.Head), where
+// an anchor cannot (positions there must be exact): the position is the
+// store's own as of that tick. A visitor the tick let in is not among
+// them, so its next poll asks the store and learns it is inside (the
+// session was made, atomically, by the tick's Admit); on an instance whose
+// view is older that is at most a tick later, well within the first
+// session (Limits.AbandonAfter). A seal older than every asks the store,
+// which seals it again, as an anchor of that age does; one half as old is
+// sealed again by the gate (renewAnchor). ok false means ask the store.
+func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, bool) {
+	tk := p.Ticket
+	if !p.Valid || tk.Pending || tk.Until != 0 || tk.Number == 0 || !anchorable(lr, lim, ph) {
+		return Decision{}, false
+	}
+	view := lr.view.Load()
+	if view == nil || view.head == nil || now.Sub(view.at) > 2*lr.room().Tick+time.Second {
+		return Decision{}, false
+	}
+	if age := now.Unix() - tk.Sealed; age < 0 || age >= every {
+		return Decision{}, false
+	}
+	pos, ok := view.head[tk.Number]
+	if !ok {
+		return Decision{}, false
+	}
+	// Exact as of the view: anchored again (past exactFront) with no slack.
+	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: view.progress}, true
 }
 
 // anchorOf is the anchor a ticket gets from the store's answer d: one the

@@ -68,10 +68,22 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 		// only finds one its holder holds already, by its id.
 		vt.v.Ticket = 0
 	}
-	// A poll far back in line is answered from its ticket's anchor; its
-	// mark goes to the store with the next tick (anchored.go).
-	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
+	// A poll far back in line is answered from its ticket's anchor, one
+	// near the front from the line's first places as the last tick read
+	// them; its mark goes to the store with the next tick (anchored.go).
+	// Halfway to every, the answer is sealed and anchored again by the
+	// gate (renewAnchor), so a visitor who keeps polling never needs the
+	// store for that.
+	every := g.resealAfter(lr.name)
+	d, ok := fromAnchor(lr, p, lim, ph, now, every)
+	if !ok {
+		d, ok = fromHead(lr, p, lim, ph, now, every)
+	}
+	if ok && lr.marks.add(vt.v) {
 		vt.d = d
+		if renewAnchor(p.Ticket, now, every) {
+			vt.raw, vt.fresh = g.reissue(w, lr.name, vt.v, vt.p, d, now)
+		}
 		return vt, nil
 	}
 	if room.Challenge != nil && join == JoinTicket {
@@ -249,7 +261,9 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 		want.Until = d.Until.Unix()
 		want.Entered = enteredAt(p, d, now)
 	}
-	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < g.resealAfter(room) {
+	// Sealed again halfway to resealAfter, as renewAnchor asks of the
+	// polls a gate answers itself, so those never reach the store's age.
+	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < max(g.resealAfter(room)/2, 1) {
 		return p.Raw, false
 	}
 	value, err := g.tickets.Encode(want)

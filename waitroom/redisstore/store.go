@@ -331,7 +331,7 @@ func (s *Store) ReleaseAt(ctx context.Context, room, visitor string, began time.
 // are one snapshot and balance. A room never used reads as empty. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	var r [statsShort + waitroom.MaxLeftTickets]int64
+	var r [statsShort + waitroom.MaxHead + waitroom.MaxLeftTickets]int64
 	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
 		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
 	}
@@ -341,7 +341,9 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
 		Counter: r[15], HighestAdmitted: r[16],
 	}
-	copy(st.LeftTickets[:], r[statsShort:])
+	h := int(min(max(r[statsShort-1], 0), waitroom.MaxHead))
+	copy(st.Head[:], r[statsShort:statsShort+h])
+	copy(st.LeftTickets[:], r[statsShort+h:])
 	return st, nil
 }
 

@@ -94,6 +94,7 @@ var cases = []testCase{
 	{"TouchKeepsPlaces", many, testTouchKeepsPlaces},
 	{"TouchMarksMany", many, testTouchMarksMany},
 	{"Progress", many, testProgress},
+	{"Head", many, testHead},
 	{"ProgressBoundsPosition", many, testProgressBoundsPosition},
 	{"Release", many, testRelease},
 	{"ReleaseAt", many, testReleaseAt},
