@@ -24,6 +24,20 @@ import (
 // leftTickets): a copy of it asks the store, and learns the place is gone. The poll's mark, which keeps its place
 // from being abandoned, goes to the store with the tick's others in one
 // Store.Touch before the tick's Admit.
+//
+// Polls near the front, where positions must be exact, are answered from
+// the line's first places as the instance's last tick read them
+// (Stats.Head, fromHead): exact as of that tick, never more than a tick
+// old. Admission stays the store's: the tick's Admit lets the head in and
+// makes the session in one script (max_active and the rate exact across
+// instances), and a ticket no longer among the first places asks the
+// store, which answers "admitted": one store call per admission.
+//
+// Either answer, once its seal or anchor is half the way to
+// Gate.resealAfter, carries a new ticket sealed and anchored by the gate
+// (renewAnchor), so a visitor who keeps polling never needs the store to
+// anchor it again; the slack the bound allows is carried over in the new
+// anchor's Progress.Pending, so it never resets without the store.
 
 const (
 	// exactFront is where positions are always the store's own: the
