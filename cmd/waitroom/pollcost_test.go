@@ -110,16 +110,24 @@ func TestPolls_RedisCommandsPerPoll(t *testing.T) {
 	}
 	// The gateways' ticks cost Redis the same with polls or without (a
 	// few scripts per instance per tick, whatever the line): their rate is
-	// measured first, over three ticks, and what the polls add is the
-	// rest. At this test's pace (about a thousand polls a second, under
+	// measured first, over as many ticks as the polls then run for (so
+	// each window holds the same whole number of each instance's ticks),
+	// and what the polls add is the rest. At this test's pace (about a thousand polls a second, under
 	// the race detector) the ticks alone are about 0.1 a poll; at a real
 	// instance's thousands a second they are nothing (docs/scale.md).
 	i0, idleStart := count(), time.Now()
-	time.Sleep(3 * tick)
+	time.Sleep(4 * tick)
 	idle := float64(count()-i0) / time.Since(idleStart).Seconds()
-	c0, start := count(), time.Now()
+	c0, r0, start := count(), redisCalls(t, srv, "zrank"), time.Now()
 	polls := rounds(4 * tick)
 	total := count() - c0
+	// Exactly: no poll asked the store where it stands (a waiting
+	// visitor's Decide ranks it), near the front or far back. The
+	// amortized figure below is noisier, the ticks' share varying with how
+	// the machine keeps their time.
+	if got := redisCalls(t, srv, "zrank") - r0; got != 0 {
+		t.Errorf("%d polls made Redis rank a visitor %d times, want none", polls, got)
+	}
 	el := time.Since(start)
 	per := (float64(total) - idle*el.Seconds()) / float64(polls)
 	t.Logf("%d polls in %v (%.0f/s): %d Redis commands and scripts, %.4f a poll; the ticks alone %.0f a second; the polls' own %.4f a poll",
