@@ -208,44 +208,76 @@ func anchorable(lr *liveRoom, lim Limits, ph Phase) bool {
 }
 
 // fromAnchor answers a placed ticket's poll from its anchor and the room's
-// view when both allow (see above); ok false means ask the store.
-func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, bool) {
+// view when both allow (see above), with the anchor the answer's ticket
+// carries (nextAnchor); ok false means ask the store.
+func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, Anchor, bool) {
 	tk := p.Ticket
 	a := tk.Anchor
 	if !p.Valid || tk.Pending || tk.Until != 0 || a.Position <= 0 || !anchorable(lr, lim, ph) {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
 	view := lr.view.Load()
 	tick := lr.room().Tick
-	if view == nil || now.Sub(view.at) > 2*tick+time.Second || view.progress.Epoch != a.Progress.Epoch {
-		return Decision{}, false
-	}
-	if age := now.Unix() - a.At; age < 0 || age >= every || time.Duration(age)*time.Second >= anchorKeep(lim) {
-		return Decision{}, false
-	}
-	if a.At <= view.mintedBy {
-		return Decision{}, false // minted against progress the store lost
+	if view == nil || now.Sub(view.at) > 2*tick+time.Second || !anchorUsable(view, a, lim, now, every) {
+		return Decision{}, Anchor{}, false
 	}
 	if view.left.gone(tk.Number, a.Progress) {
-		return Decision{}, false // its holder left: the store says where it stands
+		return Decision{}, Anchor{}, false // its holder left: the store says where it stands
 	}
 	admitted := view.progress.Admitted - a.Progress.Admitted
 	departed := view.progress.Departed - a.Progress.Departed
 	if admitted < 0 || departed < 0 {
-		return Decision{}, false // a view older than the anchor
+		// A view older than the anchor (another instance, whose tick
+		// came later, or the store, anchored it): the anchor's own place
+		// is the newer word, and answering the view's would move the
+		// visitor back (DESIGN: a refresh never worsens a position).
+		if a.Position <= exactFront || a.Progress.Pending > anchorSlack(a.Position) {
+			return Decision{}, Anchor{}, false
+		}
+		return Decision{State: StateWaiting, Ticket: tk.Number, Position: a.Position, Line: max(view.waiting, a.Position),
+			Placed: true, Progress: a.Progress}, a, true
 	}
 	pos := a.Position - admitted
 	if pos <= exactFront || departed+a.Progress.Pending > anchorSlack(pos) {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
-	// The progress the answer may be anchored at again (renewAnchor): the
-	// view's, with the departures since counted as pending, so the bound
-	// the next answers check carries all the slack gathered since the
-	// store's own answer.
+	// The progress the answer may be anchored at again: the view's, with
+	// the departures since counted as pending, so the bound the next
+	// answers check carries all the slack gathered since the store's own
+	// answer.
 	again := view.progress
 	again.Pending = a.Progress.Pending + departed
-	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
-		Progress: again}, true
+	d := Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: again}
+	return d, nextAnchor(tk, d, view, now, every), true
+}
+
+// anchorUsable reports whether a view may answer from (or bound by) the
+// anchor a: the same epoch, minted after the last repair this instance
+// saw (mintedBy), and no older than a seal may get (every) or an
+// instance remembers who left (anchorKeep).
+func anchorUsable(view *progressView, a Anchor, lim Limits, now time.Time, every int64) bool {
+	if view.progress.Epoch != a.Progress.Epoch || a.At <= view.mintedBy {
+		return false // another incarnation, or minted against progress the store lost
+	}
+	age := now.Unix() - a.At
+	return age >= 0 && age < every && time.Duration(age)*time.Second < anchorKeep(lim)
+}
+
+// nextAnchor is the anchor the ticket of a poll answered from view (d)
+// carries: the one it has while its place is unchanged and the anchor is
+// not halfway to every (so a poll whose place did not move costs no
+// encoding), else d's place and progress as of the view's read
+// (progressView.at, not now: an anchor renewed from a view read before a
+// repair predates the repair, and mintedBy rejects it). Every answer that
+// moves a visitor forward is sealed into its ticket, so whichever instance
+// answers next, with an older view or a newer one, knows the place the
+// visitor was last told and never shows a larger one (fromHead, fromAnchor).
+func nextAnchor(tk Ticket, d Decision, view *progressView, now time.Time, every int64) Anchor {
+	if tk.Anchor.Position == d.Position && !renewAnchor(tk, now, every) {
+		return tk.Anchor
+	}
+	return Anchor{Position: d.Position, At: view.at.Unix(), Progress: d.Progress}
 }
 
 // renewAnchor reports whether a poll answered from the view (fromAnchor,
@@ -266,38 +298,69 @@ func renewAnchor(tk Ticket, now time.Time, every int64) bool {
 // fromHead answers a placed ticket's poll near the front from the line's
 // first places as this instance's last tick read them (Stats.Head), where
 // an anchor cannot (positions there must be exact): the position is the
-// store's own as of that tick. A visitor the tick let in is not among
-// them, so its next poll asks the store and learns it is inside (the
-// session was made, atomically, by the tick's Admit); on an instance whose
-// view is older that is at most a tick later, well within the first
-// session (Limits.AbandonAfter). A seal older than every asks the store,
-// which seals it again, as an anchor of that age does; one half as old is
-// sealed again by the gate (renewAnchor). ok false means ask the store.
-func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, bool) {
+// store's own as of that tick, and the answer carries it as the ticket's
+// anchor (nextAnchor). A ticket anchored later than the view (by another
+// instance's newer view, or by the store) is told no more than its
+// anchor's place less the admissions since: gateways tick unaligned, and
+// a visitor behind a load balancer must not see 40, 47, 40. A view older
+// than the anchor (fewer admissions or departures) shows the anchor's
+// place. A visitor the tick let in is not among the head, so its next
+// poll asks the store and learns it is inside (the session was made,
+// atomically, by the tick's Admit); one let in by another instance's tick
+// is told "waiting" until this instance's next tick reads the line, at
+// most headMaxAge after the last (anchored.go's note). A seal older than
+// every asks the store, which seals it again, as an anchor of that age
+// does; one half as old is sealed again by the gate (renewAnchor). ok
+// false means ask the store.
+func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, Anchor, bool) {
 	tk := p.Ticket
 	if !p.Valid || tk.Pending || tk.Until != 0 || tk.Number == 0 || !anchorable(lr, lim, ph) {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
 	view := lr.view.Load()
-	if view == nil || view.head == nil || now.Sub(view.at) > 2*lr.room().Tick+time.Second {
-		return Decision{}, false
+	if view == nil || view.head == nil || now.Sub(view.at) > headMaxAge(lr.room().Tick) {
+		return Decision{}, Anchor{}, false
 	}
 	if age := now.Unix() - tk.Sealed; age < 0 || age >= every {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
 	pos, ok := view.head[tk.Number]
 	if !ok {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
-	// Exact as of the view: anchored again (past exactFront) with no slack.
-	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
-		Progress: view.progress}, true
+	d := Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: view.progress}
+	if a := tk.Anchor; a.Position > 0 {
+		if !anchorUsable(view, a, lim, now, every) {
+			return Decision{}, Anchor{}, false // the store anchors it again
+		}
+		admitted := view.progress.Admitted - a.Progress.Admitted
+		if admitted < 0 || view.progress.Departed < a.Progress.Departed {
+			// A view older than the ticket's anchor: its place as the
+			// anchor says, the newer word, and the ticket as it is.
+			d.Position = min(pos, a.Position)
+			d.Line, d.Progress = max(view.waiting, d.Position), a.Progress
+			return d, a, true
+		}
+		d.Position = min(pos, a.Position-admitted)
+		d.Line = max(view.waiting, d.Position)
+	}
+	return d, nextAnchor(tk, d, view, now, every), true
 }
 
+// headMaxAge is how old a view fromHead answers from may be: one tick and
+// a quarter of one (at least 250 ms), the slack a busy instance's ticker
+// needs; an older view asks the store. So a position near the front is
+// the store's as of at most that long ago, and a visitor let in by
+// another instance's tick hears so from this one within it.
+func headMaxAge(tick time.Duration) time.Duration { return tick + max(tick/4, 250*time.Millisecond) }
+
 // anchorOf is the anchor a ticket gets from the store's answer d: one the
-// next polls can be answered from, or none.
+// next polls can be answered from (fromAnchor) or, within exactFront,
+// bounded by (fromHead: a view older than the store's answer must not
+// show a larger place), or none.
 func anchorOf(lr *liveRoom, d Decision, now time.Time) Anchor {
-	if lr == nil || d.State != StateWaiting || !d.Placed || d.Progress.Epoch == 0 || d.Position <= exactFront {
+	if lr == nil || d.State != StateWaiting || !d.Placed || d.Progress.Epoch == 0 || d.Position <= 0 {
 		return Anchor{}
 	}
 	lim, ph, _ := lr.admission(now)

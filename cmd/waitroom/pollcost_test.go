@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
 )
 
@@ -190,5 +193,73 @@ func TestPolls_KeepPollingWithoutTheStore(t *testing.T) {
 	}
 	if got := redisCalls(t, srv, "zrank") - before; got != 0 {
 		t.Errorf("%d visitors polling for 12s made Redis rank visitors %d times, want none", n, got)
+	}
+}
+
+// TestPolls_NeverGrowAcrossGateways: a visitor behind a load balancer
+// whose polls land on two gateways in turn, each answering near the
+// front from its own tick's view (the two tick unaligned, one read before
+// the other's admission), is never told a larger position than it was
+// told before: a view older than the visitor's ticket (its anchor) shows
+// the ticket's place, not the view's. One visitor starts near place 60
+// (within exactFront, answered from Stats.Head), one near 110 (answered
+// from the anchor and then the head), one near 140 (from the anchor, past
+// the head's 128 places, for a while). The line is built while the room is
+// closed and opened after, so it moves only once both are polling.
+func TestPolls_NeverGrowAcrossGateways(t *testing.T) {
+	srv := redistest.Start(t)
+	_, site := newUpstream(t)
+	room := "    max_active: 0\n    admit_rate: 600/m\n    admit_burst: 10\n    tick: 1s\n    join_limit: unlimited\n    page: { refresh: 1s }"
+	cfg := redisConfig(site.URL, room, srv.Addr(), "closed", "")
+	cfg = strings.Replace(cfg, ", dial_timeout: 200ms, read_timeout: 200ms, write_timeout: 200ms", "", 1)
+	app, a := startGateway(t, cfg)
+	_, b := startGateway(t, cfg)
+	bases := []string{a, b}
+	const n = 150
+	vs := make([]*visitor, n)
+	for i := range vs {
+		vs[i] = newVisitor(t, bases[i%2])
+		placeOnce(vs[i], "/events/1")
+		if r := placeOnce(vs[i], "/events/1"); r.state() != "waiting" || r.position() != i+1 {
+			t.Fatalf("visitor %d placed: %s at %d", i, r.state(), r.position())
+		}
+	}
+	time.Sleep(2500 * time.Millisecond) // both gateways' views hold the line
+	open := 1000
+	if err := app.store.SetOverride(context.Background(), "concert", waitroom.Override{MaxActive: &open}); err != nil {
+		t.Fatal(err)
+	}
+	const status = "/.waitroom/status?room=concert&return_to=%2Fevents%2F1"
+	watched := []int{59, 109, 139}
+	prev := []int{60, 110, 140}
+	polls := make([]int, len(watched))
+	inside := make([]bool, len(watched))
+	for k, deadline := 0, time.Now().Add(2*time.Minute); slices.Contains(inside, false); k++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("not all admitted within 2 minutes: at %v after %v polls", prev, polls)
+		}
+		for j, i := range watched {
+			if inside[j] {
+				continue
+			}
+			v := vs[i]
+			v.base = bases[(k+j)%2]
+			r := v.getJSON(status)
+			if r.state() == "admitted" {
+				inside[j] = true
+				continue
+			}
+			p := r.position()
+			if r.state() != "waiting" || p < 1 || p > prev[j] {
+				t.Fatalf("visitor %d, poll %d through %s: %s at %d after %d", i+1, polls[j]+1, v.base, r.state(), p, prev[j])
+			}
+			prev[j] = p
+			polls[j]++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("polls before admission: %v", polls)
+	if polls[0] < 20 || polls[1] < 40 || polls[2] < 60 {
+		t.Errorf("polls before admission %v, want at least 20, 40 and 60: the line moved faster than the test looked", polls)
 	}
 }
