@@ -371,21 +371,37 @@ func anchorOf(lr *liveRoom, d Decision, now time.Time) Anchor {
 }
 
 // touches are the marks of the polls a room answered from anchors since
-// its last tick on this instance.
+// its last tick on this instance, one a ticket: a holder polling a
+// hundred thousand times a tick takes one place in the batch, so it cannot
+// fill maxTouches and send every other visitor's poll to the store
+// (ticket numbers are unique to their holders: docs/reliability.md).
 type touches struct {
-	mu sync.Mutex
-	vs []Visitor
+	mu   sync.Mutex
+	vs   []Visitor
+	seen map[int64]struct{} // the tickets in vs
 }
 
-// add queues v's mark; false when the batch is full.
+// add queues v's mark, once a batch; false when the batch is full.
 func (t *touches) add(v Visitor) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, ok := t.seen[v.Ticket]; ok {
+		return true
+	}
 	if len(t.vs) >= maxTouches {
 		return false
 	}
-	t.vs = append(t.vs, Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true})
+	t.put(v)
 	return true
+}
+
+// put adds v's mark; t.mu is held and the batch has room.
+func (t *touches) put(v Visitor) {
+	if t.seen == nil {
+		t.seen = make(map[int64]struct{})
+	}
+	t.seen[v.Ticket] = struct{}{}
+	t.vs = append(t.vs, Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true})
 }
 
 // take empties the batch.
@@ -394,6 +410,7 @@ func (t *touches) take() []Visitor {
 	defer t.mu.Unlock()
 	vs := t.vs
 	t.vs = nil
+	clear(t.seen)
 	return vs
 }
 
@@ -402,9 +419,12 @@ func (t *touches) take() []Visitor {
 func (t *touches) putBack(vs []Visitor) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	room := maxTouches - len(t.vs)
-	if room <= 0 {
-		return
+	for _, v := range vs {
+		if len(t.vs) >= maxTouches {
+			return
+		}
+		if _, ok := t.seen[v.Ticket]; !ok {
+			t.put(v)
+		}
 	}
-	t.vs = append(t.vs, vs[:min(len(vs), room)]...)
 }

@@ -155,3 +155,36 @@ func TestNextMintedBy(t *testing.T) {
 		})
 	}
 }
+
+// One holder polling far more than maxTouches times a tick is one mark:
+// every other visitor's poll still finds room in the batch (else it would
+// ask the store), and a failed Touch's marks come back once each.
+func TestTouchesOneMarkATicket(t *testing.T) {
+	var m touches
+	sprayer := Visitor{ID: "sprayer", Ticket: 7}
+	for range maxTouches + 10 {
+		if !m.add(sprayer) {
+			t.Fatal("the sprayer's own poll found the batch full")
+		}
+	}
+	for i := range 1000 {
+		if !m.add(Visitor{ID: "v", Ticket: int64(100 + i)}) {
+			t.Fatalf("visitor %d of 1000 after a sprayer: batch full", i)
+		}
+	}
+	vs := m.take()
+	if len(vs) != 1001 || vs[0].Ticket != 7 {
+		t.Fatalf("%d marks (first %+v), want 1001, the sprayer's once", len(vs), vs[0])
+	}
+	m.add(sprayer)
+	m.putBack(vs)
+	if got := m.take(); len(got) != 1001 {
+		t.Fatalf("%d marks after a put back, want 1001", len(got))
+	}
+	for range maxTouches {
+		m.add(Visitor{Ticket: int64(1_000_000 + len(m.vs))})
+	}
+	if m.add(Visitor{Ticket: 5}) {
+		t.Error("a full batch of distinct tickets took one more")
+	}
+}
