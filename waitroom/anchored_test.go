@@ -188,3 +188,77 @@ func TestTouchesOneMarkATicket(t *testing.T) {
 		t.Error("a full batch of distinct tickets took one more")
 	}
 }
+
+// fromHead answers from the view's head, never above the ticket's anchor
+// less the admissions since; a view behind the anchor shows the anchor's
+// place and keeps the ticket's anchor; an anchor minted before a repair
+// this instance saw, or a view older than headMaxAge, asks the store. An
+// answer that moved the visitor is anchored at the view's read second, not
+// now, so one renewed from a view read before a repair is rejected by an
+// instance that saw the repair.
+func TestFromHead(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	base := Room{Name: "r", Mode: ModeFIFO, Tick: time.Second, Limits: Limits{MaxActive: 10, AbandonAfter: 2 * time.Minute}}
+	head := map[int64]int64{42: 47}
+	anchor := Anchor{Position: 50, At: now.Unix() - 3, Progress: Progress{Epoch: 7, Admitted: 100, Departed: 3}}
+	ticket := Ticket{Number: 42, Sealed: now.Unix() - 3, Anchor: anchor}
+	viewAt := now.Add(-800 * time.Millisecond) // read in the second before now's
+	view := progressView{progress: Progress{Epoch: 7, Admitted: 103, Departed: 3}, waiting: 500, at: viewAt, head: head}
+	moved := func(pos int64, p Progress) Anchor { return Anchor{Position: pos, At: viewAt.Unix(), Progress: p} }
+	tests := []struct {
+		name   string
+		tk     func(*Ticket)
+		view   func(*progressView)
+		want   int64  // 0: ask the store
+		anchor Anchor // the anchor the answer's ticket carries
+	}{
+		{"the head's place", nil, nil, 47, moved(47, view.progress)},
+		{"no anchor", func(tk *Ticket) { tk.Anchor = Anchor{} }, nil, 47, moved(47, view.progress)},
+		// Another instance told it 40 after 10 admissions; this view saw 3.
+		{"an anchor below the head's place", func(tk *Ticket) { tk.Anchor.Position = 43 }, nil, 40, moved(40, view.progress)},
+		{"a view behind the anchor", func(tk *Ticket) { tk.Anchor.Position = 40; tk.Anchor.Progress.Admitted = 110 }, nil, 40, Anchor{}},
+		{"a view behind the anchor's departures", func(tk *Ticket) { tk.Anchor.Position = 44; tk.Anchor.Progress.Departed = 4 }, func(v *progressView) { v.progress.Admitted = 100 }, 44, Anchor{}},
+		{"unmoved", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.Progress = 47, view.progress }, nil, 47, Anchor{}},
+		{"unmoved, the anchor halfway to every", func(tk *Ticket) {
+			tk.Anchor.Position, tk.Anchor.Progress, tk.Anchor.At = 47, view.progress, now.Unix()-30
+		}, nil, 47, moved(47, view.progress)},
+		{"an anchor minted before a repair this instance saw", nil, func(v *progressView) { v.mintedBy = now.Unix() - 3 }, 0, Anchor{}},
+		{"another incarnation", nil, func(v *progressView) { v.progress.Epoch = 8 }, 0, Anchor{}},
+		{"not among the head", func(tk *Ticket) { tk.Number = 43 }, nil, 0, Anchor{}},
+		{"no head", nil, func(v *progressView) { v.head = nil }, 0, Anchor{}},
+		{"a view past headMaxAge", nil, func(v *progressView) { v.at = now.Add(-headMaxAge(time.Second) - time.Millisecond) }, 0, Anchor{}},
+		{"an old seal", func(tk *Ticket) { tk.Sealed = now.Unix() - 60 }, nil, 0, Anchor{}},
+		{"admitted ticket", func(tk *Ticket) { tk.Until = now.Unix() + 60 }, nil, 0, Anchor{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, v := ticket, view
+			if tt.tk != nil {
+				tt.tk(&tk)
+			}
+			if tt.view != nil {
+				tt.view(&v)
+			}
+			lr := newLiveRoom(base)
+			lr.view.Store(&v)
+			lim, ph, _ := lr.admission(now)
+			d, a, ok := fromHead(lr, Presented{Valid: true, Ticket: tk}, lim, ph, now, 60)
+			if got := map[bool]int64{true: d.Position, false: 0}[ok]; got != tt.want {
+				t.Fatalf("got %v %+v, want position %d", ok, d, tt.want)
+			}
+			if !ok {
+				return
+			}
+			want := tt.anchor
+			if want == (Anchor{}) {
+				want = tk.Anchor // the ticket as it is
+			}
+			if a != want {
+				t.Errorf("anchor %+v, want %+v", a, want)
+			}
+			if d.State != StateWaiting || d.Ticket != tk.Number || !d.Placed || d.Line < d.Position {
+				t.Errorf("decision %+v", d)
+			}
+		})
+	}
+}
