@@ -27,11 +27,27 @@ import (
 //
 // Polls near the front, where positions must be exact, are answered from
 // the line's first places as the instance's last tick read them
-// (Stats.Head, fromHead): exact as of that tick, never more than a tick
-// old. Admission stays the store's: the tick's Admit lets the head in and
-// makes the session in one script (max_active and the rate exact across
-// instances), and a ticket no longer among the first places asks the
-// store, which answers "admitted": one store call per admission.
+// (Stats.Head, fromHead): exact as of that tick, and the view is never
+// older than headMaxAge (a tick and a quarter, at least 250 ms) when it
+// answers. Admission stays the store's: the tick's Admit lets the head in
+// and makes the session in one script (max_active and the rate exact
+// across instances), and a ticket no longer among the first places asks
+// the store, which answers "admitted": one store call per admission. So a
+// visitor let in by another instance's tick is told "waiting" by this
+// one until this one's next tick reads the line: at most headMaxAge.
+//
+// Instances tick unaligned, so two views of the line differ by a tick's
+// admissions, and a visitor behind a load balancer must still never see
+// its position grow (DESIGN). Every answer that moves a visitor is sealed
+// into its ticket's anchor (nextAnchor: the place told and the view's
+// progress, as of the view's read), so the next instance knows what it
+// was last told: a view older than the anchor (fewer admissions or
+// departures) shows the anchor's place, and a newer one shows no more
+// than the anchor's place less the admissions since. Near the front the
+// store's own answers are anchored too (anchorOf), for that bound only.
+// The cost is an encoding per answer that moves a visitor (about once a
+// tick per visitor polling while the line moves), none for one that does
+// not.
 //
 // Either answer, once its seal or anchor is half the way to
 // Gate.resealAfter, carries a new ticket sealed and anchored by the gate

@@ -340,11 +340,19 @@ type Stats struct {
 	Counter, HighestAdmitted int64
 	// Head are the tickets of the line's first MaxHead places in order
 	// (the one at index i is at position i+1), 0 past the end; all 0
-	// while a ticket handed out below the last of them may still come
-	// back (its place counts ahead of them, so positions are not ranks
-	// then). Every instance's tick reads them, so a poll near the front
-	// is answered from the tick's view, not the store (anchored.go,
-	// fromHead). An array, so Stats stays comparable.
+	// while a ticket of this incarnation handed out below the last of
+	// them is not placed yet (the placement window, a repair's skipped
+	// numbers included: its place counts ahead of them, so positions are
+	// not ranks then). Tickets restored from an earlier incarnation are
+	// not counted: during a recovery grace a holder of a lost place who
+	// returns takes it back ahead of the line (its number is below the
+	// seed), so the positions Head gives grow by the returns, as the
+	// store's own answers do then; a gateway never shows a larger one
+	// (fromHead bounds it by the ticket's anchor). Every instance's tick
+	// reads them, so a poll near the front is answered from the tick's
+	// view, not the store (anchored.go, fromHead); the ticket number alone
+	// names the place, numbers being unique to their holders
+	// (docs/reliability.md). An array, so Stats stays comparable.
 	Head [MaxHead]int64
 }
 
