@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -258,6 +259,45 @@ func TestFromHead(t *testing.T) {
 			}
 			if d.State != StateWaiting || d.Ticket != tk.Number || !d.Placed || d.Line < d.Position {
 				t.Errorf("decision %+v", d)
+			}
+		})
+	}
+}
+
+// A waiting ticket is sealed again halfway to resealAfter (the age at
+// which a gate's own answers would have to ask the store); an admitted one
+// only at resealAfter, so admitted visitors cost no extra encoding.
+func TestReissueHalfwayOnlyWhileWaiting(t *testing.T) {
+	tickets, err := NewTickets(Cookie{Name: "waitroom", MaxAge: time.Hour}, []KeyPair{GenerateKeyPair()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGate(GateOptions{Rooms: NewRooms(RoomsOptions{}), Tickets: tickets})
+	now := time.Now()
+	every := g.resealAfter("concert") // half the cookie's hour: no such room
+	v := Visitor{ID: NewVisitorID(), Ticket: 5, Placed: true}
+	for _, tt := range []struct {
+		name  string
+		d     Decision
+		tk    Ticket
+		fresh bool
+	}{
+		{"admitted, past half", Decision{State: StateAdmitted, Ticket: 5, Placed: true, Until: now.Add(time.Minute)},
+			Ticket{Until: now.Add(time.Minute).Unix(), Entered: now.Unix() - 10, Sealed: now.Unix() - every/2 - 1}, false},
+		{"admitted, at resealAfter", Decision{State: StateAdmitted, Ticket: 5, Placed: true, Until: now.Add(time.Minute)},
+			Ticket{Until: now.Add(time.Minute).Unix(), Entered: now.Unix() - 10, Sealed: now.Unix() - every}, true},
+		{"waiting, past half", Decision{State: StateWaiting, Ticket: 5, Placed: true, Position: 3},
+			Ticket{Start: 3, Sealed: now.Unix() - every/2 - 1}, true},
+		{"waiting, before half", Decision{State: StateWaiting, Ticket: 5, Placed: true, Position: 3},
+			Ticket{Start: 3, Sealed: now.Unix() - every/2 + 5}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := tt.tk
+			tk.Version, tk.Visitor, tk.Room, tk.Number = ticketVersion, v.ID, "concert", 5
+			p := Presented{Valid: true, Cookie: true, Ticket: tk, Raw: "sent"}
+			raw, fresh := g.reissueAnchored(httptest.NewRecorder(), "concert", v, p, tt.d, Anchor{}, now)
+			if fresh != tt.fresh || (raw == "sent") == fresh {
+				t.Fatalf("fresh %v (%q), want %v", fresh, raw, tt.fresh)
 			}
 		})
 	}
