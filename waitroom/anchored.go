@@ -358,7 +358,14 @@ func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, ev
 			d.Line, d.Progress = max(view.waiting, d.Position), a.Progress
 			return d, a, true
 		}
-		d.Position = min(pos, a.Position-admitted)
+		bound := a.Position - admitted
+		if bound < 1 {
+			// More admitted since than stood ahead of it, and it is
+			// still in line: admissions not from the head (a repair's
+			// readmits), which the bound does not describe.
+			return Decision{}, Anchor{}, false
+		}
+		d.Position = min(pos, bound)
 		d.Line = max(view.waiting, d.Position)
 	}
 	return d, nextAnchor(tk, d, view, now, every), true

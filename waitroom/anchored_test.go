@@ -219,6 +219,7 @@ func TestFromHead(t *testing.T) {
 		{"an anchor below the head's place", func(tk *Ticket) { tk.Anchor.Position = 43 }, nil, 40, moved(40, view.progress)},
 		{"a view behind the anchor", func(tk *Ticket) { tk.Anchor.Position = 40; tk.Anchor.Progress.Admitted = 110 }, nil, 40, Anchor{}},
 		{"a view behind the anchor's departures", func(tk *Ticket) { tk.Anchor.Position = 44; tk.Anchor.Progress.Departed = 4 }, func(v *progressView) { v.progress.Admitted = 100 }, 44, Anchor{}},
+		{"more admitted than the anchor had ahead", func(tk *Ticket) { tk.Anchor.Position = 3 }, nil, 0, Anchor{}},
 		{"unmoved", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.Progress = 47, view.progress }, nil, 47, Anchor{}},
 		{"unmoved, the anchor halfway to every", func(tk *Ticket) {
 			tk.Anchor.Position, tk.Anchor.Progress, tk.Anchor.At = 47, view.progress, now.Unix()-30
