@@ -298,7 +298,7 @@ func nextAnchor(tk Ticket, d Decision, view *progressView, now time.Time, every 
 
 // renewAnchor reports whether a poll answered from the view (fromAnchor,
 // fromHead) should carry a new ticket: its anchor or seal is half the way
-// to every. The gate then seals the answer's anchor (anchorOf): the place
+// to every. The gate then seals the answer's anchor (nextAnchor): the place
 // it was just told, the view's progress and the slack gathered since the
 // store's last answer (Progress.Pending). So a visitor who keeps polling
 // never needs the store to anchor or seal it again, however long it waits:
