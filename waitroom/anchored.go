@@ -41,9 +41,11 @@ import (
 // its position grow (DESIGN). Every answer that moves a visitor is sealed
 // into its ticket's anchor (nextAnchor: the place told and the view's
 // progress, as of the view's read), so the next instance knows what it
-// was last told: a view older than the anchor (fewer admissions or
-// departures) shows the anchor's place, and a newer one shows no more
-// than the anchor's place less the admissions since. Near the front the
+// was last told: a view older than the anchor (read in an earlier
+// second, or in the same one with fewer admissions or departures:
+// viewBehind) shows the anchor's place, a newer one no more than the
+// anchor's place less the admissions since, and an older anchor ahead of
+// a newer view (progress a failover lost: preRepair) asks the store. Near the front the
 // store's own answers are anchored too (anchorOf), for that bound only.
 // The cost is an encoding per answer that moves a visitor (about once a
 // tick per visitor polling while the line moves), none for one that does
@@ -242,12 +244,14 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	}
 	admitted := view.progress.Admitted - a.Progress.Admitted
 	departed := view.progress.Departed - a.Progress.Departed
-	if admitted < 0 || departed < 0 {
+	if viewBehind(view, a, admitted, departed) {
 		// A view older than the anchor (another instance, whose tick
 		// came later, or the store, anchored it): the anchor's own place
 		// is the newer word, and answering the view's would move the
 		// visitor back (DESIGN: a refresh never worsens a position).
-		if a.Position <= exactFront || a.Progress.Pending > anchorSlack(a.Position) {
+		// Nothing is subtracted: a view read before a failover may count
+		// admissions the store's anchor, minted after it, never saw.
+		if preRepair(view, a, admitted, departed) || a.Position <= exactFront || a.Progress.Pending > anchorSlack(a.Position) {
 			return Decision{}, Anchor{}, false
 		}
 		return Decision{State: StateWaiting, Ticket: tk.Number, Position: a.Position, Line: max(view.waiting, a.Position),
@@ -266,6 +270,33 @@ func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, 
 	d := Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
 		Progress: again}
 	return d, nextAnchor(tk, d, view, now, every), true
+}
+
+// viewBehind reports whether view is older than the anchor a, admitted
+// and departed being the view's progress less the anchor's: minted in a
+// later second than the view was read (whatever the progress says: a
+// view read before a failover counts admissions the promoted replica
+// lost, so an anchor the store minted after it has fewer, and
+// subtracting would show the visitor a place it later loses, 40, 30,
+// 38), or, in the same second, behind it in admissions or departures.
+// Such a view shows the anchor's place, the newer word.
+func viewBehind(view *progressView, a Anchor, admitted, departed int64) bool {
+	return a.At > view.at.Unix() || admitted < 0 || departed < 0
+}
+
+// preRepair reports whether the anchor a, ahead of view in progress
+// (admitted or departed below 0), was minted in an earlier second than
+// the view was read: the store's progress went back since, which only a
+// failover that lost the last writes does, so the anchor was minted
+// against progress the store lost. The store anchors it again at once,
+// even on an instance whose first tick of the room came after the
+// failover (mintedBy unset: it saw no repair happen), rather than show
+// the anchor's place, frozen, until the anchor ages out. Within one
+// second the order is unknown, and the anchor's place is shown; clocks
+// skewed by a second or more cost a store call here, never a larger
+// place.
+func preRepair(view *progressView, a Anchor, admitted, departed int64) bool {
+	return a.At < view.at.Unix() && (admitted < 0 || departed < 0)
 }
 
 // anchorUsable reports whether a view may answer from (or bound by) the
@@ -319,8 +350,9 @@ func renewAnchor(tk Ticket, now time.Time, every int64) bool {
 // instance's newer view, or by the store) is told no more than its
 // anchor's place less the admissions since: gateways tick unaligned, and
 // a visitor behind a load balancer must not see 40, 47, 40. A view older
-// than the anchor (fewer admissions or departures) shows the anchor's
-// place. A visitor the tick let in is not among the head, so its next
+// than the anchor (viewBehind) shows the anchor's place, nothing
+// subtracted; an older anchor ahead of the view (preRepair) asks the
+// store. A visitor the tick let in is not among the head, so its next
 // poll asks the store and learns it is inside (the session was made,
 // atomically, by the tick's Admit); one let in by another instance's tick
 // is told "waiting" until this instance's next tick reads the line, at
@@ -351,9 +383,14 @@ func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, ev
 			return Decision{}, Anchor{}, false // the store anchors it again
 		}
 		admitted := view.progress.Admitted - a.Progress.Admitted
-		if admitted < 0 || view.progress.Departed < a.Progress.Departed {
+		departed := view.progress.Departed - a.Progress.Departed
+		if viewBehind(view, a, admitted, departed) {
+			if preRepair(view, a, admitted, departed) {
+				return Decision{}, Anchor{}, false // the store anchors it again
+			}
 			// A view older than the ticket's anchor: its place as the
-			// anchor says, the newer word, and the ticket as it is.
+			// anchor says, the newer word, and the ticket as it is; no
+			// admissions subtracted (viewBehind).
 			d.Position = min(pos, a.Position)
 			d.Line, d.Progress = max(view.waiting, d.Position), a.Progress
 			return d, a, true
@@ -361,8 +398,11 @@ func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, ev
 		bound := a.Position - admitted
 		if bound < 1 {
 			// More admitted since than stood ahead of it, and it is
-			// still in line: admissions not from the head (a repair's
-			// readmits), which the bound does not describe.
+			// still in line: the anchor's place and progress are not of
+			// this store's line (a repair's readmits do not cause it:
+			// the store counts them in Readmitted, not Admitted), e.g.
+			// clocks skewed past viewBehind's second. Defensive: the
+			// store answers rather than a place below 1.
 			return Decision{}, Anchor{}, false
 		}
 		d.Position = min(pos, bound)

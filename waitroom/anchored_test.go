@@ -28,9 +28,18 @@ func TestFromAnchor(t *testing.T) {
 		{"near the front", nil, nil, func(v *progressView) { v.progress.Admitted = 100 + 4900 }, 0},
 		{"another incarnation", nil, nil, func(v *progressView) { v.progress.Epoch = 8 }, 0},
 		// Another instance's newer view anchored it: the place it was told.
-		{"a view behind the anchor", nil, nil, func(v *progressView) { v.progress.Admitted = 99 }, 5000},
-		{"a view behind the anchor, departures", nil, nil, func(v *progressView) { v.progress.Departed = 2 }, 5000},
-		{"a view behind an anchor near the front", nil, func(tk *Ticket) { tk.Anchor.Position = 90 }, func(v *progressView) { v.progress.Admitted = 99 }, 0},
+		{"a view behind the anchor", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() }, func(v *progressView) { v.progress.Admitted = 99 }, 5000},
+		{"a view behind the anchor, same second", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() - 1 }, func(v *progressView) { v.progress.Admitted = 99 }, 5000},
+		{"a view behind the anchor, departures", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() }, func(v *progressView) { v.progress.Departed = 2 }, 5000},
+		{"a view behind an anchor near the front", nil, func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.At = 90, now.Unix() }, func(v *progressView) { v.progress.Admitted = 99 }, 0},
+		// The store, after a failover, anchored it with fewer admissions
+		// than this view (read before) counted: nothing subtracted.
+		{"an anchor minted after the view, behind it in admissions", nil, func(tk *Ticket) { tk.Anchor.At = now.Unix() }, nil, 5000},
+		// An anchor older than the view yet ahead of it: the store lost
+		// progress (a failover), even where no tick saw a repair
+		// (mintedBy unset: this instance's first tick came after it).
+		{"an older anchor ahead of the view", nil, nil, func(v *progressView) { v.progress.Admitted = 99 }, 0},
+		{"an older anchor ahead of the view, departures", nil, nil, func(v *progressView) { v.progress.Departed = 2 }, 0},
 		{"an anchor minted against progress a repair lost", nil, nil, func(v *progressView) { v.mintedBy = now.Unix() - 10 }, 0},
 		{"an anchor minted after the repair", nil, nil, func(v *progressView) { v.mintedBy = now.Unix() - 11 }, 4700},
 		{"a stale view", nil, nil, func(v *progressView) { v.at = now.Add(-4 * time.Second) }, 0},
@@ -217,8 +226,18 @@ func TestFromHead(t *testing.T) {
 		{"no anchor", func(tk *Ticket) { tk.Anchor = Anchor{} }, nil, 47, moved(47, view.progress)},
 		// Another instance told it 40 after 10 admissions; this view saw 3.
 		{"an anchor below the head's place", func(tk *Ticket) { tk.Anchor.Position = 43 }, nil, 40, moved(40, view.progress)},
-		{"a view behind the anchor", func(tk *Ticket) { tk.Anchor.Position = 40; tk.Anchor.Progress.Admitted = 110 }, nil, 40, Anchor{}},
-		{"a view behind the anchor's departures", func(tk *Ticket) { tk.Anchor.Position = 44; tk.Anchor.Progress.Departed = 4 }, func(v *progressView) { v.progress.Admitted = 100 }, 44, Anchor{}},
+		{"a view behind the anchor", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.At = 40, now.Unix(); tk.Anchor.Progress.Admitted = 110 }, nil, 40, Anchor{}},
+		{"a view behind the anchor, same second", func(tk *Ticket) {
+			tk.Anchor.Position, tk.Anchor.At = 40, viewAt.Unix()
+			tk.Anchor.Progress.Admitted = 110
+		}, nil, 40, Anchor{}},
+		{"a view behind the anchor's departures", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.At = 44, now.Unix(); tk.Anchor.Progress.Departed = 4 }, func(v *progressView) { v.progress.Admitted = 100 }, 44, Anchor{}},
+		// The store, after a failover, anchored it at 40 with fewer
+		// admissions than this view (read before) counted: 40, not 37.
+		{"an anchor minted after the view, behind it in admissions", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.At = 40, now.Unix() }, nil, 40, Anchor{}},
+		// Older than the view yet ahead of it: progress the store lost.
+		{"an older anchor ahead of the view", func(tk *Ticket) { tk.Anchor.Position = 40; tk.Anchor.Progress.Admitted = 110 }, nil, 0, Anchor{}},
+		{"an older anchor ahead of the view's departures", func(tk *Ticket) { tk.Anchor.Position = 44; tk.Anchor.Progress.Departed = 4 }, func(v *progressView) { v.progress.Admitted = 100 }, 0, Anchor{}},
 		{"more admitted than the anchor had ahead", func(tk *Ticket) { tk.Anchor.Position = 3 }, nil, 0, Anchor{}},
 		{"unmoved", func(tk *Ticket) { tk.Anchor.Position, tk.Anchor.Progress = 47, view.progress }, nil, 47, Anchor{}},
 		{"unmoved, the anchor halfway to every", func(tk *Ticket) {
@@ -301,5 +320,74 @@ func TestReissueHalfwayOnlyWhileWaiting(t *testing.T) {
 				t.Fatalf("fresh %v (%q), want %v", fresh, raw, tt.fresh)
 			}
 		})
+	}
+}
+
+// A failover near the front never grows a position. The promoted replica
+// lost admissions gateway G2's last view counted (110 there, 100 on the
+// new master); another gateway's tick saw the repair, and the store
+// anchored the visitor at 40 with 100 admitted. A poll that lands on G2
+// before G2 ticks must not show 40 less the 10 admissions the store lost
+// (30, sealed with G2's progress; the store says 38 once G2's tick
+// rejects that anchor): it shows 40 and keeps the store's anchor, and
+// after G2's tick the store answers.
+func TestFromHeadFailoverNeverGrows(t *testing.T) {
+	t0 := time.Unix(1_800_000_100, 0)
+	base := Room{Name: "r", Mode: ModeFIFO, Tick: time.Second, Limits: Limits{MaxActive: 1000, AbandonAfter: 2 * time.Minute}}
+	lr := newLiveRoom(base)
+	old := progressView{progress: Progress{Epoch: 7, Admitted: 110}, waiting: 500, at: t0.Add(500 * time.Millisecond),
+		head: map[int64]int64{42: 40}}
+	lr.view.Store(&old)
+	stored := t0.Add(1200 * time.Millisecond)
+	tk := Ticket{Number: 42, Sealed: stored.Unix(),
+		Anchor: Anchor{Position: 40, At: stored.Unix(), Progress: Progress{Epoch: 7, Admitted: 100}}}
+	lim, ph, _ := lr.admission(stored)
+	now := t0.Add(1400 * time.Millisecond)
+	d, a, ok := fromHead(lr, Presented{Valid: true, Ticket: tk}, lim, ph, now, 60)
+	if !ok || d.Position != 40 || a != tk.Anchor {
+		t.Fatalf("G2's old view after the store said 40: ok=%v position %d anchor %+v, want 40 and the store's anchor", ok, d.Position, a)
+	}
+	tk.Anchor = a
+	// G2 ticks on the new master and sees the repair.
+	nv := progressView{progress: Progress{Epoch: 7, Admitted: 102}, waiting: 500, at: t0.Add(1500 * time.Millisecond),
+		head: map[int64]int64{42: 38}, mintedBy: t0.Unix() + 1}
+	lr.view.Store(&nv)
+	if d, _, ok := fromHead(lr, Presented{Valid: true, Ticket: tk}, lim, ph, t0.Add(1700*time.Millisecond), 60); ok {
+		t.Fatalf("after G2's tick saw the repair: %d from the view, want the store asked", d.Position)
+	}
+	// The same far back: the anchor's place, not 5000 less 10.
+	far := progressView{progress: Progress{Epoch: 7, Admitted: 110}, waiting: 6000, at: t0.Add(500 * time.Millisecond)}
+	lr.view.Store(&far)
+	tk.Anchor.Position = 5000
+	if d, a, ok := fromAnchor(lr, Presented{Valid: true, Ticket: tk}, lim, ph, now, 60); !ok || d.Position != 5000 || a != tk.Anchor {
+		t.Fatalf("far back: ok=%v position %d anchor %+v, want 5000 and the store's anchor", ok, d.Position, a)
+	}
+}
+
+// An instance whose first tick of the room came after a failover saw no
+// repair (mintedBy unset); a ticket anchored before it, ahead of the
+// promoted replica's progress, asks the store at its first poll, not
+// after the anchor ages out showing its place frozen.
+func TestFromAnchorFirstTickAfterFailover(t *testing.T) {
+	now := time.Unix(1_800_000_100, 0)
+	base := Room{Name: "r", Mode: ModeFIFO, Tick: time.Second, Limits: Limits{MaxActive: 1000, AbandonAfter: 2 * time.Minute}}
+	lr := newLiveRoom(base)
+	lim, ph, _ := lr.admission(now)
+	tk := Ticket{Number: 42, Sealed: now.Unix() - 5,
+		Anchor: Anchor{Position: 5000, At: now.Unix() - 5, Progress: Progress{Epoch: 7, Admitted: 110}}}
+	var first *progressView
+	st := Stats{Epoch: 7, AdmittedTotal: 100}
+	v := progressView{progress: st.Progress(), waiting: 6000, at: now.Add(-100 * time.Millisecond),
+		mintedBy: nextMintedBy(first, Stats{}, st, true, now), head: map[int64]int64{43: 1}}
+	if v.mintedBy != 0 {
+		t.Fatalf("mintedBy %d at a first tick, want unset", v.mintedBy)
+	}
+	lr.view.Store(&v)
+	if d, _, ok := fromAnchor(lr, Presented{Valid: true, Ticket: tk}, lim, ph, now, 60); ok {
+		t.Fatalf("far back: %d from the view, want the store asked", d.Position)
+	}
+	tk.Anchor.Position, v.head = 40, map[int64]int64{42: 50}
+	if d, _, ok := fromHead(lr, Presented{Valid: true, Ticket: tk}, lim, ph, now, 60); ok {
+		t.Fatalf("near the front: %d from the view, want the store asked", d.Position)
 	}
 }
