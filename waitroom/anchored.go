@@ -47,9 +47,14 @@ import (
 // anchor's place less the admissions since, and an older anchor ahead of
 // a newer view (progress a failover lost: preRepair) asks the store. Near the front the
 // store's own answers are anchored too (anchorOf), for that bound only.
-// The cost is an encoding per answer that moves a visitor (about once a
-// tick per visitor polling while the line moves), none for one that does
-// not.
+// The cost is an encoding per answer that moves a visitor: once per poll
+// while its place moves, at most once per tick of each instance that
+// answers it (the ticket then carries the view's place), none for one
+// that does not (BenchmarkTicketsEncode). Positions may still grow in
+// two cases this cannot see: during a recovery grace, holders restored
+// after a failover return ahead of the visitor (no anchor counts them),
+// and a client that does not send back the newest cookie presents an
+// older anchor, which bounds nothing it was told since.
 //
 // Either answer, once its seal or anchor is half the way to
 // Gate.resealAfter, carries a new ticket sealed and anchored by the gate
