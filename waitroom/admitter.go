@@ -199,7 +199,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	prev := a.lr.stats.Load()
 	first := !a.lr.ticked.Swap(true)
 	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left,
-		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now())})
+		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now()), head: headOf(st)})
 	a.rs.noticeStats(tctx, a.lr, *prev, st, first)
 	a.rs.noticeLine(a.lr.name, *prev, st, first)
 	a.lr.sampled(time.Now(), st)

@@ -24,6 +24,43 @@ import (
 // leftTickets): a copy of it asks the store, and learns the place is gone. The poll's mark, which keeps its place
 // from being abandoned, goes to the store with the tick's others in one
 // Store.Touch before the tick's Admit.
+//
+// Polls near the front, where positions must be exact, are answered from
+// the line's first places as the instance's last tick read them
+// (Stats.Head, fromHead): exact as of that tick, and the view is never
+// older than headMaxAge (a tick and a quarter, at least 250 ms) when it
+// answers. Admission stays the store's: the tick's Admit lets the head in
+// and makes the session in one script (max_active and the rate exact
+// across instances), and a ticket no longer among the first places asks
+// the store, which answers "admitted": one store call per admission. So a
+// visitor let in by another instance's tick is told "waiting" by this
+// one until this one's next tick reads the line: at most headMaxAge.
+//
+// Instances tick unaligned, so two views of the line differ by a tick's
+// admissions, and a visitor behind a load balancer must still never see
+// its position grow (DESIGN). Every answer that moves a visitor is sealed
+// into its ticket's anchor (nextAnchor: the place told and the view's
+// progress, as of the view's read), so the next instance knows what it
+// was last told: a view older than the anchor (read in an earlier
+// second, or in the same one with fewer admissions or departures:
+// viewBehind) shows the anchor's place, a newer one no more than the
+// anchor's place less the admissions since, and an older anchor ahead of
+// a newer view (progress a failover lost: preRepair) asks the store. Near the front the
+// store's own answers are anchored too (anchorOf), for that bound only.
+// The cost is an encoding per answer that moves a visitor: once per poll
+// while its place moves, at most once per tick of each instance that
+// answers it (the ticket then carries the view's place), none for one
+// that does not (BenchmarkTicketsEncode). Positions may still grow in
+// two cases this cannot see: during a recovery grace, holders restored
+// after a failover return ahead of the visitor (no anchor counts them),
+// and a client that does not send back the newest cookie presents an
+// older anchor, which bounds nothing it was told since.
+//
+// Either answer, once its seal or anchor is half the way to
+// Gate.resealAfter, carries a new ticket sealed and anchored by the gate
+// (renewAnchor), so a visitor who keeps polling never needs the store to
+// anchor it again; the slack the bound allows is carried over in the new
+// anchor's Progress.Pending, so it never resets without the store.
 
 const (
 	// exactFront is where positions are always the store's own: the
@@ -55,6 +92,24 @@ type progressView struct {
 	// and their positions grow. Each such visitor asks the store once and
 	// carries a fresh anchor.
 	mintedBy int64
+	// head is Stats.Head by ticket: the position of each of the line's
+	// first places (fromHead).
+	head map[int64]int64
+}
+
+// headOf indexes st.Head by ticket; nil when the store gave none.
+func headOf(st Stats) map[int64]int64 {
+	if st.Head[0] == 0 {
+		return nil
+	}
+	m := make(map[int64]int64, MaxHead)
+	for i, t := range st.Head {
+		if t == 0 {
+			break
+		}
+		m[t] = int64(i + 1)
+	}
+	return m
 }
 
 // nextMintedBy is the view's mintedBy after a tick read st, prev being
@@ -176,43 +231,204 @@ func anchorable(lr *liveRoom, lim Limits, ph Phase) bool {
 }
 
 // fromAnchor answers a placed ticket's poll from its anchor and the room's
-// view when both allow (see above); ok false means ask the store.
-func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, bool) {
+// view when both allow (see above), with the anchor the answer's ticket
+// carries (nextAnchor); ok false means ask the store.
+func fromAnchor(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, Anchor, bool) {
 	tk := p.Ticket
 	a := tk.Anchor
 	if !p.Valid || tk.Pending || tk.Until != 0 || a.Position <= 0 || !anchorable(lr, lim, ph) {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
 	view := lr.view.Load()
 	tick := lr.room().Tick
-	if view == nil || now.Sub(view.at) > 2*tick+time.Second || view.progress.Epoch != a.Progress.Epoch {
-		return Decision{}, false
-	}
-	if age := now.Unix() - a.At; age < 0 || age >= every || time.Duration(age)*time.Second >= anchorKeep(lim) {
-		return Decision{}, false
-	}
-	if a.At <= view.mintedBy {
-		return Decision{}, false // minted against progress the store lost
+	if view == nil || now.Sub(view.at) > 2*tick+time.Second || !anchorUsable(view, a, lim, now, every) {
+		return Decision{}, Anchor{}, false
 	}
 	if view.left.gone(tk.Number, a.Progress) {
-		return Decision{}, false // its holder left: the store says where it stands
+		return Decision{}, Anchor{}, false // its holder left: the store says where it stands
 	}
 	admitted := view.progress.Admitted - a.Progress.Admitted
 	departed := view.progress.Departed - a.Progress.Departed
-	if admitted < 0 || departed < 0 {
-		return Decision{}, false // a view older than the anchor
+	if viewBehind(view, a, admitted, departed) {
+		// A view older than the anchor (another instance, whose tick
+		// came later, or the store, anchored it): the anchor's own place
+		// is the newer word, and answering the view's would move the
+		// visitor back (DESIGN: a refresh never worsens a position).
+		// Nothing is subtracted: a view read before a failover may count
+		// admissions the store's anchor, minted after it, never saw.
+		if preRepair(view, a, admitted, departed) || a.Position <= exactFront || a.Progress.Pending > anchorSlack(a.Position) {
+			return Decision{}, Anchor{}, false
+		}
+		return Decision{State: StateWaiting, Ticket: tk.Number, Position: a.Position, Line: max(view.waiting, a.Position),
+			Placed: true, Progress: a.Progress}, a, true
 	}
 	pos := a.Position - admitted
 	if pos <= exactFront || departed+a.Progress.Pending > anchorSlack(pos) {
-		return Decision{}, false
+		return Decision{}, Anchor{}, false
 	}
-	return Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true}, true
+	// The progress the answer may be anchored at again: the view's, with
+	// the departures since counted as pending, so the bound the next
+	// answers check carries all the slack gathered since the store's own
+	// answer.
+	again := view.progress
+	again.Pending = a.Progress.Pending + departed
+	d := Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: again}
+	return d, nextAnchor(tk, d, view, now, every), true
 }
 
+// viewBehind reports whether view is older than the anchor a, admitted
+// and departed being the view's progress less the anchor's: minted in a
+// later second than the view was read (whatever the progress says: a
+// view read before a failover counts admissions the promoted replica
+// lost, so an anchor the store minted after it has fewer, and
+// subtracting would show the visitor a place it later loses, 40, 30,
+// 38), or, in the same second, behind it in admissions or departures.
+// Such a view shows the anchor's place, the newer word.
+func viewBehind(view *progressView, a Anchor, admitted, departed int64) bool {
+	return a.At > view.at.Unix() || admitted < 0 || departed < 0
+}
+
+// preRepair reports whether the anchor a, ahead of view in progress
+// (admitted or departed below 0), was minted in an earlier second than
+// the view was read: the store's progress went back since, which only a
+// failover that lost the last writes does, so the anchor was minted
+// against progress the store lost. The store anchors it again at once,
+// even on an instance whose first tick of the room came after the
+// failover (mintedBy unset: it saw no repair happen), rather than show
+// the anchor's place, frozen, until the anchor ages out. Within one
+// second the order is unknown, and the anchor's place is shown; clocks
+// skewed by a second or more cost a store call here, never a larger
+// place.
+func preRepair(view *progressView, a Anchor, admitted, departed int64) bool {
+	return a.At < view.at.Unix() && (admitted < 0 || departed < 0)
+}
+
+// anchorUsable reports whether a view may answer from (or bound by) the
+// anchor a: the same epoch, minted after the last repair this instance
+// saw (mintedBy), and no older than a seal may get (every) or an
+// instance remembers who left (anchorKeep).
+func anchorUsable(view *progressView, a Anchor, lim Limits, now time.Time, every int64) bool {
+	if view.progress.Epoch != a.Progress.Epoch || a.At <= view.mintedBy {
+		return false // another incarnation, or minted against progress the store lost
+	}
+	age := now.Unix() - a.At
+	return age >= 0 && age < every && time.Duration(age)*time.Second < anchorKeep(lim)
+}
+
+// nextAnchor is the anchor the ticket of a poll answered from view (d)
+// carries: the one it has while its place is unchanged and the anchor is
+// not halfway to every (so a poll whose place did not move costs no
+// encoding), else d's place and progress as of the view's read
+// (progressView.at, not now: an anchor renewed from a view read before a
+// repair predates the repair, and mintedBy rejects it). Every answer that
+// moves a visitor forward is sealed into its ticket, so whichever instance
+// answers next, with an older view or a newer one, knows the place the
+// visitor was last told and never shows a larger one (fromHead, fromAnchor).
+func nextAnchor(tk Ticket, d Decision, view *progressView, now time.Time, every int64) Anchor {
+	if tk.Anchor.Position == d.Position && !renewAnchor(tk, now, every) {
+		return tk.Anchor
+	}
+	return Anchor{Position: d.Position, At: view.at.Unix(), Progress: d.Progress}
+}
+
+// renewAnchor reports whether a poll answered from the view (fromAnchor,
+// fromHead) should carry a new ticket: its anchor or seal is half the way
+// to every. The gate then seals the answer's anchor (nextAnchor): the place
+// it was just told, the view's progress and the slack gathered since the
+// store's last answer (Progress.Pending). So a visitor who keeps polling
+// never needs the store to anchor or seal it again, however long it waits:
+// the seal stays recent enough to get its place back after a data loss
+// (Gate.resealAfter), and the bound stays the store's, within 1%. A
+// visitor who stopped for longer than every asks the store, which knows
+// whether the place is still held.
+func renewAnchor(tk Ticket, now time.Time, every int64) bool {
+	half := max(every/2, 1)
+	return now.Unix()-tk.Sealed >= half || (tk.Anchor.Position > 0 && now.Unix()-tk.Anchor.At >= half)
+}
+
+// fromHead answers a placed ticket's poll near the front from the line's
+// first places as this instance's last tick read them (Stats.Head), where
+// an anchor cannot (positions there must be exact): the position is the
+// store's own as of that tick, and the answer carries it as the ticket's
+// anchor (nextAnchor). A ticket anchored later than the view (by another
+// instance's newer view, or by the store) is told no more than its
+// anchor's place less the admissions since: gateways tick unaligned, and
+// a visitor behind a load balancer must not see 40, 47, 40. A view older
+// than the anchor (viewBehind) shows the anchor's place, nothing
+// subtracted; an older anchor ahead of the view (preRepair) asks the
+// store. A visitor the tick let in is not among the head, so its next
+// poll asks the store and learns it is inside (the session was made,
+// atomically, by the tick's Admit); one let in by another instance's tick
+// is told "waiting" until this instance's next tick reads the line, at
+// most headMaxAge after the last (anchored.go's note). A seal older than
+// every asks the store, which seals it again, as an anchor of that age
+// does; one half as old is sealed again by the gate (renewAnchor). ok
+// false means ask the store.
+func fromHead(lr *liveRoom, p Presented, lim Limits, ph Phase, now time.Time, every int64) (Decision, Anchor, bool) {
+	tk := p.Ticket
+	if !p.Valid || tk.Pending || tk.Until != 0 || tk.Number == 0 || !anchorable(lr, lim, ph) {
+		return Decision{}, Anchor{}, false
+	}
+	view := lr.view.Load()
+	if view == nil || view.head == nil || now.Sub(view.at) > headMaxAge(lr.room().Tick) {
+		return Decision{}, Anchor{}, false
+	}
+	if age := now.Unix() - tk.Sealed; age < 0 || age >= every {
+		return Decision{}, Anchor{}, false
+	}
+	pos, ok := view.head[tk.Number]
+	if !ok {
+		return Decision{}, Anchor{}, false
+	}
+	d := Decision{State: StateWaiting, Ticket: tk.Number, Position: pos, Line: max(view.waiting, pos), Placed: true,
+		Progress: view.progress}
+	if a := tk.Anchor; a.Position > 0 {
+		if !anchorUsable(view, a, lim, now, every) {
+			return Decision{}, Anchor{}, false // the store anchors it again
+		}
+		admitted := view.progress.Admitted - a.Progress.Admitted
+		departed := view.progress.Departed - a.Progress.Departed
+		if viewBehind(view, a, admitted, departed) {
+			if preRepair(view, a, admitted, departed) {
+				return Decision{}, Anchor{}, false // the store anchors it again
+			}
+			// A view older than the ticket's anchor: its place as the
+			// anchor says, the newer word, and the ticket as it is; no
+			// admissions subtracted (viewBehind).
+			d.Position = min(pos, a.Position)
+			d.Line, d.Progress = max(view.waiting, d.Position), a.Progress
+			return d, a, true
+		}
+		bound := a.Position - admitted
+		if bound < 1 {
+			// More admitted since than stood ahead of it, and it is
+			// still in line: the anchor's place and progress are not of
+			// this store's line (a repair's readmits do not cause it:
+			// the store counts them in Readmitted, not Admitted), e.g.
+			// clocks skewed past viewBehind's second. Defensive: the
+			// store answers rather than a place below 1.
+			return Decision{}, Anchor{}, false
+		}
+		d.Position = min(pos, bound)
+		d.Line = max(view.waiting, d.Position)
+	}
+	return d, nextAnchor(tk, d, view, now, every), true
+}
+
+// headMaxAge is how old a view fromHead answers from may be: one tick and
+// a quarter of one (at least 250 ms), the slack a busy instance's ticker
+// needs; an older view asks the store. So a position near the front is
+// the store's as of at most that long ago, and a visitor let in by
+// another instance's tick hears so from this one within it.
+func headMaxAge(tick time.Duration) time.Duration { return tick + max(tick/4, 250*time.Millisecond) }
+
 // anchorOf is the anchor a ticket gets from the store's answer d: one the
-// next polls can be answered from, or none.
+// next polls can be answered from (fromAnchor) or, within exactFront,
+// bounded by (fromHead: a view older than the store's answer must not
+// show a larger place), or none.
 func anchorOf(lr *liveRoom, d Decision, now time.Time) Anchor {
-	if lr == nil || d.State != StateWaiting || !d.Placed || d.Progress.Epoch == 0 || d.Position <= exactFront {
+	if lr == nil || d.State != StateWaiting || !d.Placed || d.Progress.Epoch == 0 || d.Position <= 0 {
 		return Anchor{}
 	}
 	lim, ph, _ := lr.admission(now)
@@ -223,21 +439,37 @@ func anchorOf(lr *liveRoom, d Decision, now time.Time) Anchor {
 }
 
 // touches are the marks of the polls a room answered from anchors since
-// its last tick on this instance.
+// its last tick on this instance, one a ticket: a holder polling a
+// hundred thousand times a tick takes one place in the batch, so it cannot
+// fill maxTouches and send every other visitor's poll to the store
+// (ticket numbers are unique to their holders: docs/reliability.md).
 type touches struct {
-	mu sync.Mutex
-	vs []Visitor
+	mu   sync.Mutex
+	vs   []Visitor
+	seen map[int64]struct{} // the tickets in vs
 }
 
-// add queues v's mark; false when the batch is full.
+// add queues v's mark, once a batch; false when the batch is full.
 func (t *touches) add(v Visitor) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, ok := t.seen[v.Ticket]; ok {
+		return true
+	}
 	if len(t.vs) >= maxTouches {
 		return false
 	}
-	t.vs = append(t.vs, Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true})
+	t.put(v)
 	return true
+}
+
+// put adds v's mark; t.mu is held and the batch has room.
+func (t *touches) put(v Visitor) {
+	if t.seen == nil {
+		t.seen = make(map[int64]struct{})
+	}
+	t.seen[v.Ticket] = struct{}{}
+	t.vs = append(t.vs, Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true})
 }
 
 // take empties the batch.
@@ -246,6 +478,7 @@ func (t *touches) take() []Visitor {
 	defer t.mu.Unlock()
 	vs := t.vs
 	t.vs = nil
+	clear(t.seen)
 	return vs
 }
 
@@ -254,9 +487,12 @@ func (t *touches) take() []Visitor {
 func (t *touches) putBack(vs []Visitor) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	room := maxTouches - len(t.vs)
-	if room <= 0 {
-		return
+	for _, v := range vs {
+		if len(t.vs) >= maxTouches {
+			return
+		}
+		if _, ok := t.seen[v.Ticket]; !ok {
+			t.put(v)
+		}
 	}
-	t.vs = append(t.vs, vs[:min(len(vs), room)]...)
 }

@@ -338,10 +338,30 @@ type Stats struct {
 	// position behind them grows when the others call. 0 from a store that
 	// cannot lose its last writes (the memory store).
 	Counter, HighestAdmitted int64
+	// Head are the tickets of the line's first MaxHead places in order
+	// (the one at index i is at position i+1), 0 past the end; all 0
+	// while a ticket of this incarnation handed out below the last of
+	// them is not placed yet (the placement window, a repair's skipped
+	// numbers included: its place counts ahead of them, so positions are
+	// not ranks then). Tickets restored from an earlier incarnation are
+	// not counted: during a recovery grace a holder of a lost place who
+	// returns takes it back ahead of the line (its number is below the
+	// seed), so the positions Head gives grow by the returns, as the
+	// store's own answers do then; a gateway never shows a larger one
+	// (fromHead bounds it by the ticket's anchor). Every instance's tick
+	// reads them, so a poll near the front is answered from the tick's
+	// view, not the store (anchored.go, fromHead); the ticket number alone
+	// names the place, numbers being unique to their holders
+	// (docs/reliability.md). An array, so Stats stays comparable.
+	Head [MaxHead]int64
 }
 
 // MaxLeftTickets bounds Stats.LeftTickets.
 const MaxLeftTickets = 64
+
+// MaxHead bounds Stats.Head: past exactFront (100), so every place a
+// poll must be told exactly is in it.
+const MaxHead = 128
 
 // Progress is the part of s a gate compares with a Decision's Progress.
 func (s Stats) Progress() Progress {

@@ -245,3 +245,20 @@ func TestTickets_RejectionReasons(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTicketsEncode is the cost of sealing a waiting ticket with its
+// anchor: what a gateway pays when a poll's answer moves the visitor
+// (nextAnchor) or renews its seal (renewAnchor).
+func BenchmarkTicketsEncode(b *testing.B) {
+	tickets, err := NewTickets(Cookie{Name: "waitroom", MaxAge: time.Hour}, []KeyPair{GenerateKeyPair()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tk := Ticket{Version: ticketVersion, Visitor: NewVisitorID(), Room: "concert", Number: 123456,
+		Anchor: Anchor{Position: 5000, At: 1, Progress: Progress{Epoch: 1, Admitted: 1000}}}
+	for b.Loop() {
+		if _, err := tickets.Encode(tk); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -68,10 +68,24 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 		// only finds one its holder holds already, by its id.
 		vt.v.Ticket = 0
 	}
-	// A poll far back in line is answered from its ticket's anchor; its
-	// mark goes to the store with the next tick (anchored.go).
-	if d, ok := fromAnchor(lr, p, lim, ph, now, g.resealAfter(lr.name)); ok && lr.marks.add(vt.v) {
+	// A poll far back in line is answered from its ticket's anchor, one
+	// near the front from the line's first places as the last tick read
+	// them; its mark goes to the store with the next tick (anchored.go).
+	// Halfway to every, the answer is sealed and anchored again by the
+	// gate (renewAnchor), so a visitor who keeps polling never needs the
+	// store for that.
+	every := g.resealAfter(lr.name)
+	d, an, ok := fromAnchor(lr, p, lim, ph, now, every)
+	if !ok {
+		d, an, ok = fromHead(lr, p, lim, ph, now, every)
+	}
+	if ok && lr.marks.add(vt.v) {
 		vt.d = d
+		// A place that moved is sealed into the ticket (nextAnchor), so
+		// the next answer, from any instance's view, is never larger.
+		if an != p.Ticket.Anchor || renewAnchor(p.Ticket, now, every) {
+			vt.raw, vt.fresh = g.reissueAnchored(w, lr.name, vt.v, vt.p, d, an, now)
+		}
 		return vt, nil
 	}
 	if room.Challenge != nil && join == JoinTicket {
@@ -228,6 +242,14 @@ func (g *Gate) decide(ctx context.Context, room string, lim Limits, v Visitor, j
 // polls cost no encoding. It returns the current value and whether it
 // wrote a new one.
 func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision, now time.Time) (string, bool) {
+	return g.reissueAnchored(w, room, v, p, d, anchorOf(g.rooms.get(room), d, now), now)
+}
+
+// reissueAnchored is reissue with the anchor the new ticket carries: the
+// store's answer's (anchorOf), or the one a gate's own answer made
+// (nextAnchor).
+func (g *Gate) reissueAnchored(w http.ResponseWriter, room string, v Visitor, p Presented, d Decision, anchor Anchor,
+	now time.Time) (string, bool) {
 	want := p.Ticket
 	want.Visitor, want.Room = v.ID, room
 	switch {
@@ -244,12 +266,21 @@ func (g *Gate) reissue(w http.ResponseWriter, room string, v Visitor, p Presente
 	want.Pending = !d.Placed
 	want.Start = startOf(p, d)
 	want.Until, want.Entered = 0, 0
-	want.Anchor = anchorOf(g.rooms.get(room), d, now)
+	want.Anchor = anchor
 	if d.State == StateAdmitted {
 		want.Until = d.Until.Unix()
 		want.Entered = enteredAt(p, d, now)
 	}
-	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < g.resealAfter(room) {
+	// A waiting ticket is sealed again halfway to resealAfter, as
+	// renewAnchor asks of the polls a gate answers itself, so those never
+	// reach the age at which they must ask the store; an admitted one at
+	// resealAfter, as before (no gate answers it, and sealing it twice as
+	// often would double its encoding).
+	every := g.resealAfter(room)
+	if d.State == StateWaiting {
+		every = max(every/2, 1)
+	}
+	if p.Valid && want == p.Ticket && now.Unix()-p.Ticket.Sealed < every {
 		return p.Raw, false
 	}
 	value, err := g.tickets.Encode(want)

@@ -125,7 +125,7 @@ func (rc *redisCmds) measure(b *testing.B, f func()) {
 
 // read sums the calls of every command but the scripts themselves and
 // this bookkeeping (INFO, PING), and the scripts apart.
-func (rc *redisCmds) read(b *testing.B) (cmds, scripts int64) {
+func (rc *redisCmds) read(b testing.TB) (cmds, scripts int64) {
 	info, err := rc.srv.Client().Info(b.Context(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)

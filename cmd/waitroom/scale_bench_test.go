@@ -44,7 +44,7 @@ func BenchmarkPollsAtScale(b *testing.B) {
 		_, base := startGateway(b, cfg)
 		bases = append(bases, base)
 	}
-	cookies := seedLine(b, srv, n)
+	cookies := seedLine(b, srv, n, "scale")[200:]
 	c := benchClient()
 	rc := &redisCmds{srv: srv}
 	// The line is made once; the polls run as the sub-benchmark, b.N of them.
@@ -65,13 +65,13 @@ func BenchmarkPollsAtScale(b *testing.B) {
 	})
 }
 
-// seedLine puts n visitors in line straight through the store, as many at
-// once as the pipeline takes, and returns the cookies of those beyond the
-// first places, each anchored at its place: what their pages hold after a
-// poll.
-func seedLine(b testing.TB, srv *redistest.Server, n int) []string {
+// seedLine puts n visitors in line straight through the store (under the
+// key prefix), as many at once as the pipeline takes, and returns their
+// cookies in line order, those beyond the first 200 places each anchored
+// at its place: what their pages hold after a poll.
+func seedLine(b testing.TB, srv *redistest.Server, n int, prefix string) []string {
 	ctx := context.Background()
-	s := redisstore.New(srv.NewClient(), redisstore.WithKeyPrefix("scale"))
+	s := redisstore.New(srv.NewClient(), redisstore.WithKeyPrefix(prefix))
 	defer s.Close()
 	lim := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: 10 * time.Minute, AbandonAfter: 10 * time.Minute}
 	type placed struct {
@@ -118,10 +118,13 @@ func seedLine(b testing.TB, srv *redistest.Server, n int) []string {
 	tickets := testTickets(b)
 	now := time.Now().Unix()
 	var cookies []string
-	for i, p := range line[200:] {
+	for i, p := range line {
+		var anchor waitroom.Anchor
+		if i >= 200 {
+			anchor = waitroom.Anchor{Position: int64(1 + i), At: now, Progress: st.Progress()}
+		}
 		value, err := tickets.Encode(waitroom.Ticket{Version: 1, Visitor: p.id, Room: "concert", Number: p.ticket,
-			Issued: now, Start: int64(201 + i), Sealed: now,
-			Anchor: waitroom.Anchor{Position: int64(201 + i), At: now, Progress: st.Progress()}})
+			Issued: now, Start: int64(1 + i), Sealed: now, Anchor: anchor})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -398,7 +398,21 @@ func (r *room) stats(now time.Time) waitroom.Stats {
 	st.MeasuredOver = min(time.Minute, now.Sub(time.UnixMicro(r.seed)))
 	st.Epoch = r.seed
 	copy(st.LeftTickets[:], r.lefts)
+	r.head(&st)
 	return st
+}
+
+// head fills st.Head with the line's first tickets, unless a pending
+// ticket below the last of them counts ahead of it (Stats.Head).
+func (r *room) head(st *waitroom.Stats) {
+	n := 0
+	for w := r.line.front(); w != nil && n < waitroom.MaxHead; w = w.links[0].next {
+		st.Head[n] = w.ticket
+		n++
+	}
+	if n > 0 && r.win.pendingBelow(st.Head[n-1]) > 0 {
+		st.Head = [waitroom.MaxHead]int64{}
+	}
 }
 
 // touch marks the placed visitors vs as seen now (Store.Touch); one no

@@ -92,10 +92,11 @@ func mustRead(name string) string {
 // means the script and this code disagree, and the error names the script
 // and the element, counting from 1 as the Lua table does.
 // decideShort is the length of decide.lua's replies without progress;
-// statsShort of stats.lua's without the tickets of those who left.
+// statsShort of stats.lua's without the line's first tickets and the
+// tickets of those who left (its last element counts the first tickets).
 const (
 	decideShort = 9
-	statsShort  = 17
+	statsShort  = 18
 )
 
 func replyInts(name string, reply any, dst []int64) error {
@@ -105,7 +106,8 @@ func replyInts(name string, reply any, dst []int64) error {
 	}
 	// decide.lua's reply has a tail only some answers carry (decideReply);
 	// every other script's has one length.
-	// stats.lua's ends with up to waitroom.MaxLeftTickets tickets.
+	// stats.lua's ends with up to waitroom.MaxHead and
+	// waitroom.MaxLeftTickets tickets.
 	short := len(arr) == decideShort && name == decideScript.name ||
 		len(arr) >= statsShort && len(arr) < len(dst) && name == statsScript.name
 	if len(arr) != len(dst) && !short {

@@ -1,9 +1,12 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -264,8 +267,13 @@ func (s *Store) admit(ctx context.Context, room string, args []any) (waitroom.Ad
 
 // Touch implements waitroom.Store with one script for the whole batch
 // (touch.lua), sent in slices of touchBatch so no call holds Redis long.
+// The marks go in ascending order of ticket, each visitor's once (a
+// visitor who polled twice in the tick is written once), and touch.lua
+// writes a thousand of them with one BITFIELD: a tick's marks cost Redis a
+// few commands per slice, not one per poll.
 // Errors: waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
+	vs = sortedMarks(vs)
 	for len(vs) > 0 {
 		n := min(len(vs), touchBatch)
 		args := make([]any, 0, 2*n)
@@ -283,6 +291,17 @@ func (s *Store) Touch(ctx context.Context, room string, lim waitroom.Limits, vs 
 
 // touchBatch bounds one touch.lua call: about a millisecond of Redis.
 const touchBatch = 2000
+
+// sortedMarks is vs by ticket, then id, each pair once (a visitor polling
+// twice in a tick, or a copy of its ticket, is one mark), in a new slice:
+// the caller may hand vs back to its batch when the touch fails.
+func sortedMarks(vs []waitroom.Visitor) []waitroom.Visitor {
+	out := slices.Clone(vs)
+	slices.SortFunc(out, func(a, b waitroom.Visitor) int {
+		return cmp.Or(cmp.Compare(a.Ticket, b.Ticket), strings.Compare(a.ID, b.ID))
+	})
+	return slices.CompactFunc(out, func(a, b waitroom.Visitor) bool { return a.Ticket == b.Ticket && a.ID == b.ID })
+}
 
 // Release implements waitroom.Store (release.lua). Errors:
 // waitroom.ErrNotFound, waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's
@@ -312,7 +331,7 @@ func (s *Store) ReleaseAt(ctx context.Context, room, visitor string, began time.
 // are one snapshot and balance. A room never used reads as empty. Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) {
-	var r [statsShort + waitroom.MaxLeftTickets]int64
+	var r [statsShort + waitroom.MaxHead + waitroom.MaxLeftTickets]int64
 	if err := s.run(ctx, statsScript, room, nil, r[:]); err != nil {
 		return waitroom.Stats{}, fmt.Errorf("reading stats of room %q: %w", room, err)
 	}
@@ -322,7 +341,9 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
 		Counter: r[15], HighestAdmitted: r[16],
 	}
-	copy(st.LeftTickets[:], r[statsShort:])
+	h := int(min(max(r[statsShort-1], 0), waitroom.MaxHead))
+	copy(st.Head[:], r[statsShort:statsShort+h])
+	copy(st.LeftTickets[:], r[statsShort+h:])
 	return st, nil
 }
 

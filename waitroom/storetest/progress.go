@@ -41,6 +41,40 @@ func testTouchKeepsPlaces(t *testing.T, e *env) {
 	}
 }
 
+// testTouchMarksMany: one Touch carries a tick's marks for a long stretch
+// of the line, shuffled, some twice, as a busy instance sends them (the
+// Redis store merges a stretch's marks into one write): every visitor
+// touched keeps its place, every other one between them is dropped, and
+// the positions left are the survivors' order.
+func testTouchMarksMany(t *testing.T, e *env) {
+	lim := limits(1)
+	lim.AbandonAfter = 400 * time.Millisecond
+	h := e.enter(lim)
+	line := e.waitMany(lim, 240)
+	var kept []waitroom.Visitor
+	for i, v := range line {
+		if i%2 == 0 || i >= 200 {
+			kept = append(kept, v)
+		}
+	}
+	batch := append(append([]waitroom.Visitor{h}, kept...), kept[:40]...)
+	start := time.Now()
+	for time.Since(start) <= lim.AbandonAfter+100*time.Millisecond {
+		time.Sleep(25 * time.Millisecond)
+		rand.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+		e.touch(lim, batch...)
+		e.admit(lim)
+	}
+	if st := e.stats(); st.Abandoned != 100 || st.Waiting != int64(len(kept)) {
+		t.Fatalf("stats %+v, want 100 abandoned (those not touched), %d waiting", st, len(kept))
+	}
+	for i, v := range kept {
+		e.expect(lim, v, waitroom.StateWaiting, int64(i+1))
+	}
+	e.expect(lim, line[1], waitroom.StateNone, 0)
+	e.expect(lim, h, waitroom.StateAdmitted, 0)
+}
+
 // testProgress: a placed ticket's Decision carries the room's progress,
 // the same as Stats; it counts every admission and every place given up,
 // and keeps its epoch while the store keeps its data.

@@ -172,3 +172,49 @@ func testPing(t *testing.T, e *env) {
 		}
 	}
 }
+
+// testHead: Stats.Head lists the line's first tickets in order, each at
+// the position the store tells its holder, at most MaxHead of them; none
+// while a ticket handed out below the last of them may still come back;
+// one let in leaves it, and the next tick's view starts at the new first.
+func testHead(t *testing.T, e *env) {
+	lim := limits(1)
+	in := e.enter(lim)
+	vs := e.waitMany(lim, 3)
+	checkHead(t, e, lim, vs)
+	late, _ := e.issue(lim) // handed out, not brought back yet
+	vs = append(vs, e.wait(lim))
+	if st := e.stats(); st.Head != ([waitroom.MaxHead]int64{}) {
+		t.Fatalf("head %v with a ticket pending below its last, want none", st.Head[:5])
+	}
+	late, _ = e.place(lim, late)
+	vs = append(vs[:3], late, vs[3])
+	checkHead(t, e, lim, vs)
+	if err := e.release(in.ID); err != nil {
+		t.Fatal(err)
+	}
+	if a := e.admit(lim); a.Admitted != 1 {
+		t.Fatalf("admit: %+v, want 1 let in", a)
+	}
+	checkHead(t, e, lim, vs[1:])
+	vs = append(vs[1:], e.waitMany(lim, waitroom.MaxHead)...)
+	checkHead(t, e, lim, vs[:waitroom.MaxHead])
+}
+
+// checkHead checks that Stats.Head is the tickets of vs in order, and that
+// the store tells each of vs the position it has there.
+func checkHead(t *testing.T, e *env, lim waitroom.Limits, vs []waitroom.Visitor) {
+	t.Helper()
+	var want [waitroom.MaxHead]int64
+	for i, v := range vs {
+		want[i] = v.Ticket
+	}
+	st := e.stats()
+	if st.Head != want {
+		n := min(len(vs)+1, waitroom.MaxHead)
+		t.Fatalf("head %v, want %v", st.Head[:n], want[:n])
+	}
+	for i, v := range vs {
+		e.expect(lim, v, waitroom.StateWaiting, int64(i+1))
+	}
+}

@@ -35,7 +35,7 @@ func RunUntimed(t *testing.T, newStores NewFunc) {
 // timed names the cases that measure real time against a TTL, a rate or a
 // grace, and fail as inconclusive when the machine stalled past it.
 var timed = map[string]bool{
-	"TokenBucket": true, "Abandonment": true, "TouchKeepsPlaces": true, "Expiry": true,
+	"TokenBucket": true, "Abandonment": true, "TouchKeepsPlaces": true, "TouchMarksMany": true, "Expiry": true,
 	"SlidingRenewal": true, "RecoveryGrace": true, "ShortUntilUsed": true, "SessionClients": true,
 	"SessionClientsQuiet": true, "AdmitNDropsStale": true, "AdmitNIsAnAdmission": true,
 	"SocketEndsWithSession": true, "ChallengeLifetime": true, "UseRoomIdle": true,
@@ -100,7 +100,9 @@ var cases = []testCase{
 	{"ImmediateAdmission", many, testImmediateAdmission},
 	{"Abandonment", many, testAbandonment},
 	{"TouchKeepsPlaces", many, testTouchKeepsPlaces},
+	{"TouchMarksMany", many, testTouchMarksMany},
 	{"Progress", many, testProgress},
+	{"Head", many, testHead},
 	{"ProgressBoundsPosition", many, testProgressBoundsPosition},
 	{"Release", many, testRelease},
 	{"ReleaseAt", many, testReleaseAt},

@@ -8,14 +8,16 @@
 -- limited, full, left the line, the seed (the incarnation; 0 for none),
 -- the repairs of this incarnation (mend in common.lua), the counter (the
 -- last ticket handed out), the highest ticket admitted (adm: readmit's
--- high-water mark; 0 for none), then the tickets of the last who left the
--- line, oldest first (release.lua)}.
+-- high-water mark; 0 for none), the number h of the line's first tickets
+-- that follow (waitroom.Stats.Head, at most MAX_HEAD), those h tickets in
+-- order, then the tickets of the last who left the line, oldest first
+-- (release.lua)}.
 
 local now = clock()
 local sec = math.floor(now / 1000000)
 local nowBound = string.format('%d', now)
 
-local meta = redis.call('HMGET', K_META, 'seed', 'repairs', 'seq', 'adm', 'mend', 'skip')
+local meta = redis.call('HMGET', K_META, 'seed', 'repairs', 'seq', 'adm', 'mend', 'skip', 'floor', 'pbase')
 -- The counter as handed out: right after a repair's jump (seq at mend,
 -- nothing handed out since) the last number handed out is the one the
 -- jump started from (skip), not the JUMP numbers past it. Told to an old
@@ -52,6 +54,24 @@ local reply = {
   totals[6], totals[7], totals[8], totals[9], seed or 0, tonumber(meta[2]) or 0,
   counter, tonumber(meta[4]) or 0,
 }
+-- The line's first places, whose positions are their ranks unless a
+-- ticket handed out below the last of them may still come back (the
+-- placement window in common.lua: pendingBelow, inlined, as this script
+-- has no helpers): then none. waitroom.MaxHead is MAX_HEAD.
+local MAX_HEAD = 128
+local head = redis.call('ZRANGE', K_QUEUE, 0, MAX_HEAD - 1, 'WITHSCORES')
+local h = #head / 2
+local floor, pbase = tonumber(meta[7]), tonumber(meta[8])
+if h > 0 and floor ~= nil and pbase ~= nil then
+  local last, lo = tonumber(head[#head]), math.max(floor + 1, pbase)
+  if last > lo and (last - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, last - 1 - pbase, 'BIT') > 0 then
+    h = 0
+  end
+end
+reply[#reply + 1] = h
+for i = 1, h do
+  reply[#reply + 1] = tonumber(head[2 * i])
+end
 if totals[9] > 0 then
   for t in string.gmatch(redis.call('HGET', K_STATS, 'lefts') or '', '%d+') do
     reply[#reply + 1] = tonumber(t)
