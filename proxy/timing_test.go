@@ -248,3 +248,39 @@ func TestTiming_SiteFailuresAndClientsGone(t *testing.T) {
 		t.Fatalf("502: %+v, want reported, not timed", got[0])
 	}
 }
+
+// Options.Measures keeps requests nobody judges from being traced: no
+// report for them, while the ones it measures are timed as before, and
+// it is asked with the cleaned path.
+func TestTiming_MeasuresSaysWhichAreTraced(t *testing.T) {
+	t.Parallel()
+	ts := &timings{}
+	var asked sync.Map
+	cfg := DefaultUpstream()
+	cfg.URL = timedSite(t).URL
+	up := newUpstreamCfg(t, "site", cfg, Options{OnFirstByte: ts.add, Measures: func(r *http.Request) bool {
+		asked.Store(r.URL.Path, true)
+		return r.URL.Path == "/slow"
+	}})
+	front := httptest.NewServer(up)
+	t.Cleanup(front.Close)
+	for range 3 {
+		if code := getStatus(t, front.URL+"/static/../page"); code != http.StatusOK {
+			t.Fatalf("page: %d", code)
+		}
+	}
+	if code := getStatus(t, front.URL+"/slow"); code != http.StatusOK {
+		t.Fatalf("slow: %d", code)
+	}
+	got := ts.wait(t, 1)
+	time.Sleep(100 * time.Millisecond) // a late report would show now
+	ts.mu.Lock()
+	got = append(got[:0], ts.got...)
+	ts.mu.Unlock()
+	if len(got) != 1 || !got[0].Timed || got[0].FirstByte < 300*time.Millisecond {
+		t.Fatalf("reports %+v, want only /slow's, timed at its 400ms", got)
+	}
+	if _, ok := asked.Load("/page"); !ok {
+		t.Error("Measures was not asked with the cleaned path /page")
+	}
+}

@@ -59,6 +59,10 @@ type Options struct {
 	// request whose body the client did not finish (see Timing): the
 	// latency a room's autopilot judges the site by (timing.go).
 	OnFirstByte OnFirstByteFunc
+	// Measures, when set, says whether r is timed for OnFirstByte at all:
+	// tracing a request costs a few allocations, which a request no
+	// autopilot judges need not pay. Nil: every request is.
+	Measures func(r *http.Request) bool
 }
 
 // Upstream forwards requests to one upstream site. It is an http.Handler,
@@ -137,7 +141,7 @@ func (u *Upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.in = withPath(r, clean)
-	if u.opt.OnFirstByte != nil {
+	if u.opt.OnFirstByte != nil && (u.opt.Measures == nil || u.opt.Measures(rec.in)) {
 		rec.trace = &siteTrace{}
 		rec.in = rec.trace.follow(rec.in)
 	}

@@ -489,3 +489,14 @@ type AutopilotNotifier interface {
 	AutopilotChanged(room string, from int, v *AutopilotView)
 	AutopilotWanted() bool
 }
+
+// Measures reports whether a request to path in room would be measured:
+// the room has an autopilot that does not exclude path.
+func (rs *Rooms) Measures(room, path string) bool {
+	lr := rs.get(room)
+	if lr == nil {
+		return false
+	}
+	ap := lr.room().Autopilot
+	return ap != nil && !ap.Excluded(path)
+}

@@ -26,3 +26,13 @@ func measure(rooms *waitroom.Rooms) proxy.OnFirstByteFunc {
 			Status: t.Status, FirstByte: t.FirstByte, Timed: t.Timed, Entered: entered})
 	}
 }
+
+// measures says whether a request is the autopilot's to time
+// (proxy.Options.Measures): one the gate let into a room with an
+// autopilot, on a path it does not exclude.
+func measures(rooms *waitroom.Rooms) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		sc := waitroom.ScopeOf(r.Context())
+		return sc != nil && sc.Admission != nil && rooms.Measures(sc.Admission.Room, r.URL.Path)
+	}
+}

@@ -104,6 +104,7 @@ func (g *generation) buildUpstreams(a *App) error {
 				a.metrics.Upstream(name, status, d)
 			},
 			OnFirstByte: measure(a.rooms),
+			Measures:    measures(a.rooms),
 		})
 		if err != nil {
 			return fmt.Errorf("upstreams.%s: %w", name, err)
