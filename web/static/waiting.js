@@ -134,6 +134,9 @@
       set('wr-announce', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
       set('wr-lead', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
     }).then(function (nonce) {
+      // A preview shows the work and stops there: its link joins nobody,
+      // so nothing is sent, and this promise never settles.
+      if (cfg.preview) return new Promise(function () {});
       return fetch(location.href, {
         headers: { Accept: 'application/json', 'Waitroom-Challenge': c.prefix + ':' + nonce },
         credentials: 'same-origin',
