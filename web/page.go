@@ -214,7 +214,8 @@ type clientData struct {
 	// Closed words the closed page in the room's own words, if it has any.
 	Closed *closedText `json:"closed,omitempty"`
 	// Preview: a preview link's page, which sends no solution of its
-	// challenge (it would join nobody) and keeps "Preview" in its title.
+	// challenge (it would join nobody) and keeps "Preview" first in its
+	// title, as the server wrote it.
 	Preview bool `json:"preview,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
@@ -323,13 +324,8 @@ func (vw *waitingView) navigation(v View) {
 	if localURL(status) != status {
 		status = "" // the script then reloads the page instead of polling
 	}
-	title := vw.Title
-	if v.Preview {
-		// waiting.js titles the tab from this on every poll.
-		title = text(vw.Lang, "preview_title") + " · " + title
-	}
 	vw.Data = clientJSON(clientData{
-		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: title,
+		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
 		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next, Challenge: v.Challenge,
 		Closed: closedWords(v), Preview: v.Preview,
 	})

@@ -87,7 +87,8 @@
     }
     var line = d.position > 0 && state !== 'admitted' && state !== 'closed';
     $('wr-line').hidden = !line;
-    document.title = line ? fill(T.doc_title, group(d.position)) + ' · ' + cfg.title : cfg.title;
+    document.title = (cfg.preview ? T.preview_title + ' · ' : '') +
+      (line ? fill(T.doc_title, group(d.position)) + ' · ' + cfg.title : cfg.title);
     if (line) {
       set('wr-pos', group(d.position));
       set('wr-ahead', count('ahead', d.ahead));
