@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -55,5 +56,29 @@ func TestBrowser_PreviewLink(t *testing.T) {
 	}
 	if after := visitorCounts(t, app, "concert"); after != before {
 		t.Errorf("the preview changed what the store or the metrics count:\nbefore %s\nafter  %s", before, after)
+	}
+
+	// A challenge's preview does the work, as a visitor's page does, and
+	// then sends nothing: a visitor's page would send the solution at once
+	// (a fetch in the promise's next step), so none by the time the page
+	// sees the work done is none at all.
+	ch := newBrowserVisitor(t, browser)
+	if _, err := chromedp.Call(ch, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+		window.wrFetches = [];
+		const realFetch = window.fetch;
+		window.fetch = function (u) { window.wrFetches.push(String(u)); return realFetch.apply(this, arguments); };
+		let solve;
+		Object.defineProperty(window, 'waitroomSolve', { configurable: true,
+			get() { return solve; },
+			set(fn) { solve = function () { const p = fn.apply(this, arguments); p.then(() => setTimeout(() => { window.wrSolved = true; }, 0)); return p; }; } });`}); err != nil {
+		t.Fatal(err)
+	}
+	brDo(t, ch, "open the challenge preview", chromedp.Navigate(base+makePreview(t, app, "concert", `{"state":"challenge","lang":"en"}`)))
+	brWaitJS(t, ch, "the work done", `window.wrSolved === true`)
+	if got := brEval[string](t, ch, `window.wrFetches.join(' ') + '|' + document.getElementById('wr-heading').textContent + '|' + location.pathname`); got != "|Checking your browser|/.waitroom/preview" {
+		t.Errorf("after the work the challenge preview reads %q, want no request and the same page", got)
+	}
+	if after := visitorCounts(t, app, "concert"); after != before {
+		t.Errorf("the challenge preview changed what the store or the metrics count:\nbefore %s\nafter  %s", before, after)
 	}
 }
