@@ -37,17 +37,40 @@ const (
 	maxPreviewSealed = 1024
 )
 
-// PreviewStates are the states a preview link shows, as the admin API
-// takes them. "sold_out" shows AnswerClosed: the gateway has one closed
-// page, worded by the room's page.closed_heading and closed_lead (say,
-// "Sold out"), for a room the operator closed and a site's
+// previewStates are the states a preview link shows, by the names the
+// admin API takes. "sold_out" shows AnswerClosed: the gateway has one
+// closed page, worded by the room's page.closed_heading and closed_lead
+// (say, "Sold out"), for a room the operator closed and a site's
 // "Waitroom-Command: close" alike.
-var PreviewStates = map[string]AnswerState{
-	string(AnswerWaiting):   AnswerWaiting,
-	string(AnswerChallenge): AnswerChallenge,
-	string(AnswerClosed):    AnswerClosed,
-	string(AnswerFull):      AnswerFull,
-	"sold_out":              AnswerClosed,
+var previewStates = [...]struct {
+	name  string
+	state AnswerState
+}{
+	{string(AnswerWaiting), AnswerWaiting},
+	{string(AnswerChallenge), AnswerChallenge},
+	{string(AnswerClosed), AnswerClosed},
+	{string(AnswerFull), AnswerFull},
+	{"sold_out", AnswerClosed},
+}
+
+// PreviewState is the state a preview of the admin API's name shows; false
+// for a name it does not take (PreviewStateNames lists them).
+func PreviewState(name string) (AnswerState, bool) {
+	for _, s := range previewStates {
+		if s.name == name {
+			return s.state, true
+		}
+	}
+	return "", false
+}
+
+// PreviewStateNames are the names PreviewState takes, in a fixed order.
+func PreviewStateNames() []string {
+	out := make([]string, len(previewStates))
+	for i, s := range previewStates {
+		out[i] = s.name
+	}
+	return out
 }
 
 // Preview is what a preview link shows. The link carries all of it, sealed,

@@ -26,8 +26,8 @@ type previewBody struct {
 	TTL      string `json:"ttl"`
 }
 
-// Languages are the languages the waiting page is written in (messages).
-func Languages() []string {
+// languages are the languages the waiting page is written in (messages).
+func languages() []string {
 	out := make([]string, 0, len(messages))
 	for lang := range messages {
 		out = append(out, lang)
@@ -69,14 +69,9 @@ func (a *admin) preview(w http.ResponseWriter, r *http.Request) {
 
 // build checks the body, each problem worded for the operator.
 func (b previewBody) build(room string, now time.Time) (waitroom.Preview, error) {
-	state, ok := waitroom.PreviewStates[b.State]
+	state, ok := waitroom.PreviewState(b.State)
 	if !ok {
-		names := make([]string, 0, len(waitroom.PreviewStates))
-		for s := range waitroom.PreviewStates {
-			names = append(names, s)
-		}
-		sort.Strings(names)
-		return waitroom.Preview{}, fmt.Errorf("state: must be one of %s, got %q", strings.Join(names, ", "), b.State)
+		return waitroom.Preview{}, fmt.Errorf("state: must be one of %s, got %q", strings.Join(waitroom.PreviewStateNames(), ", "), b.State)
 	}
 	switch {
 	case state == waitroom.AnswerWaiting && (b.Position < 1 || b.Position > waitroom.MaxPreviewPosition):
@@ -86,7 +81,7 @@ func (b previewBody) build(room string, now time.Time) (waitroom.Preview, error)
 	}
 	if _, ok := messages[b.Lang]; !ok && b.Lang != "" {
 		return waitroom.Preview{}, fmt.Errorf(`lang: must be one of %s, or "" for the viewer's browser and the room's page.locale, got %q`,
-			strings.Join(Languages(), ", "), b.Lang)
+			strings.Join(languages(), ", "), b.Lang)
 	}
 	ttl := waitroom.DefaultPreviewTTL
 	if b.TTL != "" {
