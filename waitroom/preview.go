@@ -240,7 +240,9 @@ func (g *Gate) Preview(w http.ResponseWriter, r *http.Request) {
 		pv, err = g.previews.Open(q.Get("p"), room, time.Now())
 	}
 	if err != nil {
-		g.log.Debug("preview link refused", zap.String(fieldRoom, room), zap.Error(err))
+		if len(room) <= maxRoomBytes { // a name no room has is not worth a long line
+			g.log.Debug("preview link refused", zap.String(fieldRoom, room), zap.Error(err))
+		}
 		if pr, ok := g.resp.(PreviewRefuser); ok {
 			pr.PreviewRefused(w, r, errors.Is(err, ErrPreviewExpired))
 		} else {
