@@ -98,6 +98,11 @@ type Answer struct {
 	Challenge *ChallengeAnswer
 	// RetryAfter is when a refused visitor may try again (AnswerLimited).
 	RetryAfter time.Duration
+	// Preview, for a preview link's answer (Gate.Preview), is the link's
+	// own path and query: the page polls it instead of the status
+	// endpoint, offers no leave, and says it is a preview. "" for a
+	// visitor.
+	Preview string
 }
 
 // ChallengeAnswer is a proof of work to solve: a nonce such that

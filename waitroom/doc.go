@@ -95,7 +95,8 @@
 //
 // Beside the request path: waitroom/door/endpoints.go (Endpoints: everything
 // under /.waitroom/, for both doors), waitroom/endpoints.go (the gate's
-// /.waitroom/status, /leave and /enter), cmd/waitroom/auth.go
+// /.waitroom/status, /leave and /enter), waitroom/preview.go (a preview
+// link's page: sealed by the admin API, shown without the store), cmd/waitroom/auth.go
 // (/.waitroom/auth, the decision without the proxy, for nginx through
 // Gate.Check, Traefik and Envoy), waitroom/middleware (the same doors
 // in front of one http.Handler), web/assets.go (/.waitroom/static/, the

@@ -22,6 +22,7 @@ type Gate struct {
 	roomOf     func(r *http.Request, refererPath string) string
 	networks   Networks
 	challenges *challenge.Issuer
+	previews   *Previews
 	log        *zap.Logger
 	limits     limitLog
 	preflights preflightCache
@@ -42,6 +43,9 @@ type GateOptions struct {
 	// challenge: pow (keys derived from the ticket keys). Nil refuses such
 	// rooms' newcomers.
 	Challenges *challenge.Issuer
+	// Previews opens preview links (PreviewPath; keys derived from the
+	// ticket keys). Nil refuses every link.
+	Previews *Previews
 	// Log receives new visitors and leaves at debug and info. Nil discards.
 	Log *zap.Logger
 }
@@ -49,7 +53,7 @@ type GateOptions struct {
 // NewGate builds a gate.
 func NewGate(o GateOptions) *Gate {
 	g := &Gate{rooms: o.Rooms, tickets: o.Tickets, resp: o.Responder, roomOf: o.RoomOf,
-		networks: o.Networks, challenges: o.Challenges, log: o.Log}
+		networks: o.Networks, challenges: o.Challenges, previews: o.Previews, log: o.Log}
 	if g.log == nil {
 		g.log = zap.NewNop()
 	}

@@ -44,6 +44,9 @@ type AdminOptions struct {
 	// the result ("ok", "unchanged"), or the problems by key when the file
 	// was refused and the running configuration stays. nil answers 501.
 	Reload func(ctx context.Context) (result string, problems []string, err error)
+	// Preview makes preview links (POST /admin/api/rooms/{room}/preview);
+	// nil answers 501.
+	Preview PreviewLinker
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
 	// Ready reports whether the gateway can serve, and lines for /readyz's
@@ -91,6 +94,7 @@ func NewAdmin(o AdminOptions) *Admin {
 	api.HandleFunc("DELETE /admin/api/rooms/{room}/overrides", a.clearOverride)
 	api.HandleFunc("POST /admin/api/rooms/{room}/admit", a.admitNow)
 	api.HandleFunc("POST /admin/api/rooms/{room}/release", a.release)
+	api.HandleFunc("POST /admin/api/rooms/{room}/preview", a.preview)
 	api.HandleFunc("POST /admin/api/reload", a.reload)
 	api.HandleFunc("GET /admin/api/jwks", func(w http.ResponseWriter, r *http.Request) {
 		if o.JWKS == nil {

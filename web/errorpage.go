@@ -64,6 +64,7 @@ type errorView struct {
 	Status              int
 	Link, LinkText      string
 	CSS                 template.CSS
+	Banner              string // a preview's banner (preview_banner); "" otherwise
 }
 
 // errorJSON is the body of an error for clients that asked for JSON.
@@ -114,6 +115,12 @@ func (p *Pages) NotForwarded(w http.ResponseWriter, r *http.Request, room string
 }
 
 func (p *Pages) problem(w http.ResponseWriter, r *http.Request, status int, pr problem, link string, retry int64, room string) {
+	p.problemPage(w, r, status, pr, link, retry, room, false)
+}
+
+// problemPage is problem, with a preview's banner and title when preview is
+// set (a preview of a refusal, Responder.Refused).
+func (p *Pages) problemPage(w http.ResponseWriter, r *http.Request, status int, pr problem, link string, retry int64, room string, preview bool) {
 	w.Header().Add("Vary", "Accept, Accept-Language")
 	lang := Locale(r.Header.Get("Accept-Language"), "en")
 	words := pr.en
@@ -129,6 +136,9 @@ func (p *Pages) problem(w http.ResponseWriter, r *http.Request, status int, pr p
 		return
 	}
 	v := errorView{Lang: lang, Heading: words[0], Text: words[1], Status: status, Link: link, CSS: p.css}
+	if preview {
+		v.Banner = text(lang, "preview_banner")
+	}
 	if link != "" {
 		v.LinkText = linkText[lang][0]
 		if pr.code == notForwarded.code {

@@ -60,6 +60,10 @@ type View struct {
 
 	custom *template.Template // the room's own page (page.template), if any
 
+	// Preview is true for a preview link's page: a banner and the title
+	// say so, and the page sends no challenge's solution.
+	Preview bool
+
 	StatusCode int // 200 (default), 202 or 429
 }
 
@@ -117,7 +121,7 @@ func (p *Pages) Waiting(w http.ResponseWriter, r *http.Request, v View) {
 	}
 	lang := Locale(r.Header.Get("Accept-Language"), v.Locale)
 	vw := p.view(lang, v)
-	if v.custom == nil {
+	if v.custom == nil && !v.Preview { // a preview's banner is not in the plans' shapes
 		buf := getBuffer()
 		defer putBuffer(buf)
 		if p.fastWaiting(buf, &vw) {
@@ -190,6 +194,8 @@ type waitingView struct {
 	Data                      template.JS // clientData as JSON, safe inside <script>
 	Message                   string
 	Params                    map[string]string // a templated room's path parameters
+	// Banner says the page is a staff preview; "" for a visitor's page.
+	Banner string
 }
 
 // clientData seeds waiting.js. It carries no token: the cookie already
@@ -207,6 +213,10 @@ type clientData struct {
 	Challenge *ChallengeBody `json:"challenge,omitempty"`
 	// Closed words the closed page in the room's own words, if it has any.
 	Closed *closedText `json:"closed,omitempty"`
+	// Preview: a preview link's page, which sends no solution of its
+	// challenge (it would join nobody) and keeps "Preview" first in its
+	// title, as the server wrote it.
+	Preview bool `json:"preview,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
 }
@@ -291,6 +301,10 @@ func (p *Pages) view(lang string, v View) waitingView {
 	if vw.ShowLine {
 		vw.DocTitle = strings.ReplaceAll(text(lang, "doc_title"), "{n}", vw.Position) + " · " + title
 	}
+	if v.Preview {
+		vw.Banner = text(lang, "preview_banner")
+		vw.DocTitle = text(lang, "preview_title") + " · " + vw.DocTitle
+	}
 	vw.navigation(v)
 	return vw
 }
@@ -313,7 +327,7 @@ func (vw *waitingView) navigation(v View) {
 	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
 		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next, Challenge: v.Challenge,
-		Closed: closedWords(v),
+		Closed: closedWords(v), Preview: v.Preview,
 	})
 }
 

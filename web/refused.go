@@ -62,5 +62,27 @@ func (rs *Responder) Refused(w http.ResponseWriter, r *http.Request, a waitroom.
 	if rf.pr.retry {
 		link = localURL(a.ReturnTo)
 	}
-	rs.Pages.problem(w, r, rf.status, rf.pr, link, retry, a.Room)
+	rs.Pages.problemPage(w, r, rf.status, rf.pr, link, retry, a.Room, a.Preview != "")
+}
+
+// previewRefusals word a preview link that is not shown: only whether it
+// expired, nothing of why else it was refused.
+var previewRefusals = [2]problem{
+	{code: "preview_invalid",
+		en: [2]string{"This preview link is not valid", "Make a new preview link from the dashboard or the admin API."},
+		ko: [2]string{"유효하지 않은 미리보기 링크입니다", "대시보드나 관리 API에서 새 미리보기 링크를 만드세요."}},
+	{code: "preview_expired",
+		en: [2]string{"This preview link has expired", "Make a new preview link from the dashboard or the admin API."},
+		ko: [2]string{"미리보기 링크가 만료되었습니다", "대시보드나 관리 API에서 새 미리보기 링크를 만드세요."}},
+}
+
+// PreviewRefused answers a preview link that is forged, tampered with, of
+// another room or expired: 403, saying "expired" or "invalid" and nothing
+// more (waitroom.PreviewRefuser).
+func (p *Pages) PreviewRefused(w http.ResponseWriter, r *http.Request, expired bool) {
+	pr := previewRefusals[0]
+	if expired {
+		pr = previewRefusals[1]
+	}
+	p.problem(w, r, http.StatusForbidden, pr, "", 0, "")
 }

@@ -118,5 +118,10 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 	if c := a.Challenge; c != nil {
 		v.Challenge = &ChallengeBody{Prefix: c.Prefix, Bits: c.Bits}
 	}
+	if a.Preview != "" {
+		// The page polls the link itself, so it stays a preview, and has
+		// no place to leave.
+		v.Preview, v.StatusURL, v.LeaveURL = true, a.Preview, ""
+	}
 	return v
 }

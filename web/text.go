@@ -57,6 +57,8 @@ var messages = map[string]map[string]string{
 		"leave":              "Leave the line",
 		"leave_note":         "Leaving gives up your place.",
 		"zone":               " UTC",
+		"preview_title":      "Preview",
+		"preview_banner":     "Staff preview: this is the page a visitor sees. It holds no place in line and lets nobody in.",
 	},
 	"ko": {
 		"default_title":      "대기실",
@@ -100,6 +102,8 @@ var messages = map[string]map[string]string{
 		"leave":              "대기 취소하기",
 		"leave_note":         "취소하면 대기 순번이 사라집니다.",
 		"zone":               " KST",
+		"preview_title":      "미리보기",
+		"preview_banner":     "직원용 미리보기: 방문자에게 보이는 화면입니다. 대기 순번을 차지하지 않으며 아무도 입장시키지 않습니다.",
 	},
 }
 

@@ -67,6 +67,7 @@ func TestAdmin_EveryEndpointNeedsTheToken(t *testing.T) {
 		{"POST", "/admin/api/rooms/concert/admit", `{"count":1}`},
 		{"POST", "/admin/api/rooms/concert/release", `{"visitor":"nobody-000000000000000"}`},
 		{"GET", "/metrics", ""},
+		{"POST", "/admin/api/rooms/concert/preview", `{"state":"closed"}`},
 	}
 	for _, token := range []string{"", "wrong-token-wrong-token"} {
 		c := &adminClient{t: t, base: "http://" + app.AdminAddr().String(), token: token}
@@ -77,7 +78,7 @@ func TestAdmin_EveryEndpointNeedsTheToken(t *testing.T) {
 		}
 	}
 	c := newAdmin(t, app)
-	want := []int{200, 200, 200, 200, 200, 200, 404, 200}
+	want := []int{200, 200, 200, 200, 200, 200, 404, 200, 200}
 	for i, e := range endpoints {
 		if code, _, body := c.do(e.method, e.path, e.body); code != want[i] {
 			t.Errorf("%s %s with the token: %d, want %d: %s", e.method, e.path, code, want[i], body)

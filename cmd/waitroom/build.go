@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -247,6 +248,13 @@ func sharedNetworks(cidrs []string, p *conf.Problems) []netip.Prefix {
 }
 
 func (c AdminConfig) check(p *conf.Problems) {
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			p.Add("admin.public_url", `want the gateway's address such as "https://tickets.example.com" (scheme and host, no path), got %q`, c.PublicURL)
+		}
+	}
 	if c.Listen == "" {
 		return
 	}

@@ -115,6 +115,11 @@ type AdminConfig struct {
 	// listeners are up, with the store's state in the body, so a store
 	// outage keeps every instance serving its hold page.
 	ReadyRequiresStore bool `mapstructure:"ready_requires_store" yaml:"ready_requires_store" json:"ready_requires_store"`
+	// PublicURL is the gateway's address as visitors reach it
+	// ("https://tickets.example.com"), which the links the admin API makes
+	// (preview links) start with. Default "": the links are paths, to put
+	// after that address.
+	PublicURL string `mapstructure:"public_url" yaml:"public_url" json:"public_url"`
 }
 
 // LogConfig sets up zap.

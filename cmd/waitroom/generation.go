@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +38,10 @@ type generation struct {
 	passLogged *atomic.Int64
 	router     *door.Router
 	endpoints  *door.Endpoints
-	obs        waitroom.Observer // the app's metrics
+	// previews seals and opens preview links, with keys derived from the
+	// ticket keys: a link outlives a reload that keeps the keys.
+	previews *waitroom.Previews
+	obs      waitroom.Observer // the app's metrics
 }
 
 // build makes the generation for settings s; a is the application it serves.
@@ -65,9 +69,13 @@ func (a *App) build(s *Settings) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building challenge keys: %w", err)
 	}
+	if g.previews, err = waitroom.PreviewsFromTickets(keys); err != nil {
+		return nil, err
+	}
 	g.gate = waitroom.NewGate(waitroom.GateOptions{
 		Rooms: a.rooms, Tickets: g.tickets, Responder: web.NewResponder(g.pages, s.pages),
-		RoomOf: g.router.RoomOf, Networks: s.networks, Challenges: challenges, Log: a.log.Named("gate"),
+		RoomOf: g.router.RoomOf, Networks: s.networks, Challenges: challenges, Previews: g.previews,
+		Log: a.log.Named("gate"),
 	})
 	g.endpoints = &door.Endpoints{Gate: g.gate, Pages: g.pages, JWKS: g.jwks(), Auth: http.HandlerFunc(g.auth),
 		Release: g.releaseByPass(a.rooms)}
@@ -212,4 +220,15 @@ func (g *generation) pass(name string) func(r *http.Request, path string) string
 		}
 		return tok
 	}
+}
+
+// previewLink seals p with the current generation's keys, after its
+// admin.public_url when one is set (web.PreviewLinker).
+func (a *App) previewLink(p waitroom.Preview) (string, error) {
+	g := a.current()
+	link, err := g.previews.PreviewLink(p)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(g.cfg.Admin.PublicURL, "/") + link, nil
 }

@@ -54,6 +54,8 @@ func (e *Endpoints) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.Gate.Left(w, r)
 	case p == waitroom.EnterPath:
 		e.Gate.Enter(w, r)
+	case p == waitroom.PreviewPath:
+		e.Gate.Preview(w, r)
 	case p == ClientPath:
 		e.Pages.Client(w, r)
 	case p == ClientTypesPath:

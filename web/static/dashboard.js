@@ -256,7 +256,30 @@
       setText(del, tr('delete'));
       send(c, e.currentTarget, 'mode', 'DELETE', path());
     });
-    c.el.querySelectorAll('form').forEach((form) => {
+    // Preview opens a signed link to the room's page in the chosen state,
+    // as a visitor would see it; it takes no place (POST .../preview).
+    const pf = c.el.querySelector('form[data-preview]');
+    pf.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const state = pf.elements.state.value, body = { state, lang: pf.elements.lang.value };
+      if (state === 'waiting') {
+        const n = Number(pf.elements.position.value);
+        if (!(Number.isInteger(n) && n >= 1)) { say(c.err.preview, tr('whole1')); return; }
+        body.position = n;
+      }
+      const data = await send(c, pf.querySelector('button'), 'preview', 'POST', path('/preview'), body);
+      if (!data || typeof data.url !== 'string') return;
+      const until = new Date(data.expires).toLocaleTimeString(LOCALE);
+      // Only a link on the gateway's public side is opened; a path would
+      // open on this listener.
+      if (/^https?:\/\//.test(data.url)) {
+        window.open(data.url, '_blank', 'noopener');
+        say(c.err.preview, tr('preview_opened', { t: until, url: data.url }), true);
+      } else {
+        say(c.err.preview, tr('preview_path', { t: until, url: data.url }), true);
+      }
+    });
+    c.el.querySelectorAll('form[data-act]').forEach((form) => {
       const act = form.dataset.act, input = form.querySelector('input'), admit = act === 'admit';
       input.addEventListener('input', () => input.classList.add('dirty'));
       form.addEventListener('submit', async (e) => {

@@ -87,7 +87,8 @@
     }
     var line = d.position > 0 && state !== 'admitted' && state !== 'closed';
     $('wr-line').hidden = !line;
-    document.title = line ? fill(T.doc_title, group(d.position)) + ' · ' + cfg.title : cfg.title;
+    document.title = (cfg.preview ? T.preview_title + ' · ' : '') +
+      (line ? fill(T.doc_title, group(d.position)) + ' · ' + cfg.title : cfg.title);
     if (line) {
       set('wr-pos', group(d.position));
       set('wr-ahead', count('ahead', d.ahead));
@@ -134,6 +135,9 @@
       set('wr-announce', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
       set('wr-lead', fill(T.challenge_progress, Math.min(99, Math.floor(100 * done / expected))));
     }).then(function (nonce) {
+      // A preview shows the work and stops there: its link joins nobody,
+      // so nothing is sent, and this promise never settles.
+      if (cfg.preview) return new Promise(function () {});
       return fetch(location.href, {
         headers: { Accept: 'application/json', 'Waitroom-Challenge': c.prefix + ':' + nonce },
         credentials: 'same-origin',
