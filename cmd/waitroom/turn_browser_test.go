@@ -229,3 +229,25 @@ func TestBrowser_TurnClient(t *testing.T) {
 		t.Errorf("the SPA in front: onTurn %q, alerts %+v", turns, r)
 	}
 }
+
+// A room with page.sound: false: a hidden visitor who tapped the page (so
+// audio could play) gets the title and the vibration, and no tone.
+func TestBrowser_TurnQuietRoom(t *testing.T) {
+	t.Parallel()
+	b := startChromium(t)
+	_, srv := newSite(t)
+	_, base := startGateway(t, gwConfig(srv.URL, "    max_active: 1\n    tick: 100ms\n    page: { refresh: 1s, sound: false }"))
+	holder := newVisitor(t, base)
+	if r := holder.get("/events/show?seat=H"); r.status != http.StatusOK {
+		t.Fatalf("the holder: %d %q", r.status, r.body)
+	}
+	tab := turnTab(t, b, base, true, false)
+	brDo(t, tab, "open the page", chromedp.Navigate(base+"/events/show?seat=A1"))
+	brWaitJS(t, tab, "in line", `(document.getElementById('wr-pos') || {}).textContent === '1'`)
+	brDo(t, tab, "tap the page", chromedp.Click(chromedp.ID("wr-heading")))
+	holder.get("/events/done")
+	brWaitJS(t, tab, "the title changed", `window.wrRec().title.some(s => s.startsWith('\u25cf Your turn'))`)
+	if r := turnRec(t, tab); len(r.Vibrate) != 1 || len(r.Osc) != 0 || len(r.Note) != 0 {
+		t.Errorf("a quiet room's alerts (a vibration, no tone, no notification unasked): %+v", r)
+	}
+}
