@@ -61,8 +61,10 @@
           o.stop(at + 0.2);
         });
       };
-      if (audio.state === 'suspended') audio.resume().then(play, function () {});
-      else play();
+      // A context the browser has not let start yet may start later, when
+      // the visitor is back: a tone then would be late, so none.
+      if (audio.state === 'running') play();
+      else audio.resume().then(function () { if (document.hidden) play(); }, function () {});
     } catch (e) { /* no audio here: the other signals still go */ }
   }
 

@@ -14,7 +14,7 @@
     if (cfg.closed.lead) T.closed_lead = cfg.closed.lead;
   }
   var base = cfg.refresh > 0 ? cfg.refresh : 5;
-  var fails = 0, timer = 0, due = 0, said = cfg.position, saidAt = 0;
+  var fails = 0, timer = 0, due = 0, said = cfg.position, saidAt = 0, gone = false;
   var turn = window.waitroomTurn;
   if (turn && !cfg.quiet) turn.unlock();
 
@@ -119,6 +119,7 @@
   }
 
   function go(next) {
+    gone = true;
     set('wr-heading', T.admitted_heading);
     set('wr-lead', T.admitted_lead);
     set('wr-announce', T.admitted_heading);
@@ -251,7 +252,7 @@
   // Timers in a background tab are slowed; catch up when it is looked at
   // again, and as soon as the network is back.
   document.addEventListener('visibilitychange', function () {
-    if (!document.hidden && Date.now() > due + 1000) wait(0);
+    if (!document.hidden && !gone && Date.now() > due + 1000) wait(0);
   });
   window.addEventListener('online', function () { if (fails) wait(0); });
 }());
