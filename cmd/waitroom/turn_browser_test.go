@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -230,8 +231,10 @@ func TestBrowser_TurnClient(t *testing.T) {
 	}
 }
 
-// A room with page.sound: false: a hidden visitor who tapped the page (so
-// audio could play) gets the title and the vibration, and no tone.
+// A room with page.sound: false, in Korean: a hidden visitor who tapped
+// the page (so audio could play) gets the Korean title and the vibration,
+// and no tone; and no notification, though the opt-in is remembered,
+// since the browser never granted the permission.
 func TestBrowser_TurnQuietRoom(t *testing.T) {
 	t.Parallel()
 	b := startChromium(t)
@@ -242,12 +245,20 @@ func TestBrowser_TurnQuietRoom(t *testing.T) {
 		t.Fatalf("the holder: %d %q", r.status, r.body)
 	}
 	tab := turnTab(t, b, base, true, false)
+	if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{
+		Headers: network.Headers{"Accept-Language": "ko-KR,ko;q=0.9"}}); err != nil {
+		t.Fatal(err)
+	}
 	brDo(t, tab, "open the page", chromedp.Navigate(base+"/events/show?seat=A1"))
 	brWaitJS(t, tab, "in line", `(document.getElementById('wr-pos') || {}).textContent === '1'`)
+	brEval[bool](t, tab, `localStorage.setItem('waitroom.notify', '1'), true`)
 	brDo(t, tab, "tap the page", chromedp.Click(chromedp.ID("wr-heading")))
 	holder.get("/events/done")
-	brWaitJS(t, tab, "the title changed", `window.wrRec().title.some(s => s.startsWith('\u25cf Your turn'))`)
+	brWaitJS(t, tab, "the title changed", `window.wrRec().title.some(s => s.startsWith('\u25cf 입장 차례 — 대기실'))`)
 	if r := turnRec(t, tab); len(r.Vibrate) != 1 || len(r.Osc) != 0 || len(r.Note) != 0 {
-		t.Errorf("a quiet room's alerts (a vibration, no tone, no notification unasked): %+v", r)
+		t.Errorf("a quiet room's alerts (a vibration, no tone, no notification without the permission): %+v", r)
+	}
+	if got := brEval[string](t, tab, `document.getElementById('wr-announce').textContent`); got != "이 탭으로 돌아오시면 바로 사이트로 이동합니다." {
+		t.Errorf("the Korean page announces %q", got)
 	}
 }
