@@ -261,4 +261,18 @@ func TestBrowser_TurnQuietRoom(t *testing.T) {
 	if got := brEval[string](t, tab, `document.getElementById('wr-announce').textContent`); got != "이 탭으로 돌아오시면 바로 사이트로 이동합니다." {
 		t.Errorf("the Korean page announces %q", got)
 	}
+
+	// Where the visitor told the browser no, the page offers no opt-in.
+	denied := newBrowserVisitor(t, b)
+	if _, err := chromedp.CallBrowser(denied, browser.SetPermission, browser.SetPermissionParams{
+		Permission: &browser.PermissionDescriptor{Name: "notifications"}, Setting: browser.PermissionSettingDenied,
+		Origin: base, BrowserContextID: chromedp.FromContext(denied).BrowserContextID}); err != nil {
+		t.Fatalf("denying notifications: %v", err)
+	}
+	brDo(t, denied, "open the page, notifications denied", chromedp.Navigate(base+"/events/show?seat=A2"))
+	brWaitJS(t, denied, "its script running", `typeof window.waitroomTurn === 'object' && Notification.permission === 'denied' &&
+		(document.getElementById('wr-pos') || {}).textContent !== ''`)
+	if !brEval[bool](t, denied, `document.getElementById('wr-notify').hidden`) {
+		t.Error("the opt-in is shown where notifications are denied")
+	}
 }
