@@ -9,8 +9,8 @@ import (
 	"strconv"
 )
 
-// clientScript is /.waitroom/client.js: client.js with challenge.js's
-// solver after it, one file for a site's pages to load.
+// clientScript is /.waitroom/client.js: client.js with turn.js's alerts
+// and challenge.js's solver after it, one file for a site's pages to load.
 type clientScript struct {
 	body    []byte
 	version string // the first 12 hex digits of the body's SHA-256
@@ -25,7 +25,11 @@ func loadClient() (clientScript, error) {
 	if err != nil {
 		return clientScript{}, fmt.Errorf("reading the challenge solver: %w", err)
 	}
-	body := append(append(append([]byte{}, client...), '\n'), solver...)
+	turn, err := fs.ReadFile(files, "static/turn.js")
+	if err != nil {
+		return clientScript{}, fmt.Errorf("reading the turn alerts: %w", err)
+	}
+	body := append(append(append(append(append([]byte{}, client...), '\n'), turn...), '\n'), solver...)
 	sum := sha256.Sum256(body)
 	return clientScript{body: body, version: hex.EncodeToString(sum[:6])}, nil
 }

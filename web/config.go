@@ -58,11 +58,15 @@ type PageConfig struct {
 	// At most 120 and 500 characters.
 	ClosedHeading string `mapstructure:"closed_heading" yaml:"closed_heading" json:"closed_heading"`
 	ClosedLead    string `mapstructure:"closed_lead" yaml:"closed_lead" json:"closed_lead"`
+	// Sound plays a short tone when a visitor's turn comes while the page
+	// is in a background tab (the title, a vibration and an opted-in
+	// notification say it either way). Default true; false for silence.
+	Sound bool `mapstructure:"sound" yaml:"sound" json:"sound"`
 }
 
 // DefaultPage returns the defaults every room's page starts from.
 func DefaultPage() PageConfig {
-	return PageConfig{Title: DefaultTitle, Locale: "en", Refresh: "5s", RefreshMax: "30s"}
+	return PageConfig{Title: DefaultTitle, Locale: "en", Refresh: "5s", RefreshMax: "30s", Sound: true}
 }
 
 // Page is a validated PageConfig, ready to fill a Waiting.
@@ -76,12 +80,15 @@ type Page struct {
 	RefreshMax  time.Duration
 	// ClosedHeading and ClosedLead word the closed page; "" for built in.
 	ClosedHeading, ClosedLead string
+	// Quiet: no tone when the turn comes in a background tab (Sound
+	// false); the zero Page plays it, as the default does.
+	Quiet bool
 }
 
 // Build parses and checks the config; the error lists every problem.
 func (c PageConfig) Build() (Page, error) {
 	var pr conf.Problems
-	p := Page{Title: c.Title, Locale: c.Locale}
+	p := Page{Title: c.Title, Locale: c.Locale, Quiet: !c.Sound}
 	switch n := utf8.RuneCountInString(c.Title); {
 	case strings.TrimSpace(c.Title) == "":
 		pr.Add("title", "must not be empty, got %q", c.Title)

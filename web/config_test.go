@@ -68,11 +68,20 @@ func TestPageConfig_Problems(t *testing.T) {
 
 func TestPageConfig_Build(t *testing.T) {
 	t.Parallel()
-	p, err := PageConfig{Title: "Concert", Locale: "ko", Refresh: "10s", RefreshMax: "1m"}.Build()
+	p, err := PageConfig{Title: "Concert", Locale: "ko", Refresh: "10s", RefreshMax: "1m", Sound: true}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p != (Page{Title: "Concert", Locale: "ko", Refresh: 10 * time.Second, RefreshMax: time.Minute}) {
 		t.Errorf("Build() = %+v", p)
+	}
+	// page.sound: false makes the page quiet; the default plays the tone.
+	c := DefaultPage()
+	if p, err := c.Build(); err != nil || p.Quiet {
+		t.Errorf("the default page: Quiet %v, %v", p.Quiet, err)
+	}
+	c.Sound = false
+	if p, err := c.Build(); err != nil || !p.Quiet {
+		t.Errorf("page.sound false: Quiet %v, %v", p.Quiet, err)
 	}
 }

@@ -64,6 +64,10 @@ type View struct {
 	// say so, and the page sends no challenge's solution.
 	Preview bool
 
+	// Quiet: no tone when the visitor's turn comes in a background tab
+	// (the room's page.sound is false).
+	Quiet bool
+
 	StatusCode int // 200 (default), 202 or 429
 }
 
@@ -217,6 +221,8 @@ type clientData struct {
 	// challenge (it would join nobody) and keeps "Preview" first in its
 	// title, as the server wrote it.
 	Preview bool `json:"preview,omitempty"`
+	// Quiet: turn.js plays no tone when the turn comes (page.sound false).
+	Quiet bool `json:"quiet,omitempty"`
 	// Text, the page's words in its language, is appended as "text" by
 	// clientJSON from textJSON: it is the same for every visitor.
 }
@@ -327,7 +333,7 @@ func (vw *waitingView) navigation(v View) {
 	vw.Data = clientJSON(clientData{
 		Status: status, Refresh: refreshSeconds(v.Refresh), Lang: vw.Lang, Title: vw.Title,
 		State: vw.State, Position: v.Position, Ticket: max(v.Ticket, 0), Next: vw.Next, Challenge: v.Challenge,
-		Closed: closedWords(v), Preview: v.Preview,
+		Closed: closedWords(v), Preview: v.Preview, Quiet: v.Quiet,
 	})
 }
 

@@ -61,6 +61,14 @@ func New() (*Pages, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading script: %w", err)
 	}
+	// The page's script is turn.js (the alerts when the visitor's turn
+	// comes in a background tab) then waiting.js, one file, so a room's
+	// own template that inlines {{.JS}} gets the alerts too.
+	turn, err := fs.ReadFile(files, "static/turn.js")
+	if err != nil {
+		return nil, fmt.Errorf("reading the turn alerts: %w", err)
+	}
+	js = append(append(append([]byte{}, turn...), '\n'), js...)
 	solver, err := fs.ReadFile(files, "static/challenge.js")
 	if err != nil {
 		return nil, fmt.Errorf("reading the challenge solver: %w", err)

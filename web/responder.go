@@ -106,7 +106,7 @@ func (rs *Responder) waiting(a waitroom.Answer) View {
 		StatusURL: waitroom.StatusPath + "?" + q.Encode(),
 		LeaveURL:  waitroom.LeavePath + "?" + url.Values{"room": {a.Room}}.Encode(),
 		Token:     a.Token, StatusCode: a.StatusCode, Message: a.Message,
-		custom:        page.custom,
+		custom: page.custom, Quiet: page.Quiet,
 		ClosedHeading: pattern.FillText(page.ClosedHeading, a.Params), ClosedLead: pattern.FillText(page.ClosedLead, a.Params),
 	}
 	if len(a.Params) > 0 {

@@ -59,6 +59,13 @@ var messages = map[string]map[string]string{
 		"zone":               " UTC",
 		"preview_title":      "Preview",
 		"preview_banner":     "Staff preview: this is the page a visitor sees. It holds no place in line and lets nobody in.",
+		"turn_title":         "Your turn — {n}",
+		"turn_body":          "It is your turn at {n}. Come back to this tab to go in.",
+		"turn_lead":          "Come back to this tab: the site opens as soon as you do.",
+		"notify_button":      "Notify me when it's my turn",
+		"notify_on":          "You will get a notification when it is your turn.",
+		"notify_off":         "Notifications are off.",
+		"notify_denied":      "The browser did not allow notifications; the tab's title will still tell you.",
 	},
 	"ko": {
 		"default_title":      "대기실",
@@ -104,6 +111,13 @@ var messages = map[string]map[string]string{
 		"zone":               " KST",
 		"preview_title":      "미리보기",
 		"preview_banner":     "직원용 미리보기: 방문자에게 보이는 화면입니다. 대기 순번을 차지하지 않으며 아무도 입장시키지 않습니다.",
+		"turn_title":         "입장 차례 — {n}",
+		"turn_body":          "{n} 입장 차례입니다. 이 탭으로 돌아오시면 입장합니다.",
+		"turn_lead":          "이 탭으로 돌아오시면 바로 사이트로 이동합니다.",
+		"notify_button":      "내 차례가 되면 알림 받기",
+		"notify_on":          "차례가 되면 알림을 보내 드립니다.",
+		"notify_off":         "알림을 껐습니다.",
+		"notify_denied":      "브라우저가 알림을 허용하지 않았습니다. 차례가 되면 탭 제목으로 알려 드립니다.",
 	},
 }
 

@@ -79,6 +79,19 @@ declare namespace Waitroom {
     returnTo?: string;
   }
 
+  /** What onTurn's callback learns besides the answer. */
+  interface TurnInfo {
+    /** The tab was in the background (document.hidden) when the turn came. */
+    hidden: boolean;
+  }
+
+  interface AlertOptions {
+    /** A short tone (Web Audio, no file), once a click or key press has unlocked audio. Default true. */
+    sound?: boolean;
+    /** The overlay offers "Notify me when it's my turn". Default true. */
+    notify?: boolean;
+  }
+
   /** window.waitroom, as client.js sets it. */
   interface Client {
     /**
@@ -99,6 +112,25 @@ declare namespace Waitroom {
     enter(room: string, opts?: EnterOptions): Promise<Answer>;
     /** Gives the place up, or ends the session (POST /.waitroom/leave, as JSON). */
     leave(room: string): Promise<Response>;
+    /**
+     * Calls fn when a wait the overlay showed ends with the visitor in
+     * (fetch or enter), before their promise resolves; returns a function
+     * that removes it. A visitor let in at once never waited: no call.
+     */
+    onTurn(fn: (answer: Answer, info: TurnInfo) => void): () => void;
+    /**
+     * Opts the page in to the alerts of a turn that comes while the tab is
+     * in the background: a tone, a vibration, a flashing title until the
+     * tab is seen again, and a system notification if the visitor opted in
+     * (notify). In the foreground nothing is done. Off until called.
+     */
+    alerts(opts?: AlertOptions): void;
+    /**
+     * The visitor's opt-in to a notification: asks the browser's
+     * permission (call it from a click) and remembers a yes for this
+     * origin. Resolves with the browser's answer.
+     */
+    notify(): Promise<NotificationPermission>;
     /** The client's API version. */
     readonly version: 1;
   }

@@ -15,6 +15,17 @@
 //     gated NetFUNNEL-style.
 //   waitroom.leave(room) -> Promise
 //     gives the place up, or ends the session.
+//   waitroom.onTurn(fn) -> function that removes fn
+//     fn(answer, {hidden}) runs when a wait the overlay showed ends with
+//     the visitor in, before the promise of fetch or enter resolves.
+//   waitroom.alerts({sound, notify})
+//     opts in to turn.js's alerts when the turn comes in a background tab
+//     (a tone unless sound is false, a vibration, a flashing title until
+//     the tab is seen, a system notification if the visitor opted in);
+//     notify: false leaves the overlay's "Notify me" button out.
+//   waitroom.notify() -> Promise<permission>
+//     asks for the notification permission (from a click) and remembers
+//     a yes per origin: the visitor's opt-in, as the overlay's button does.
 //
 // The overlay is a modal dialog (role="dialog", aria-live position), in
 // Korean or English by the document's language, with the room's title from
@@ -27,10 +38,16 @@
   var TEXT = {
     en: { title: 'You are in line', position: 'Your place: {n}', ahead: '{n} ahead of you',
       eta: 'About {m} min', calculating: 'Estimating your wait…', leave: 'Leave the line',
-      hold: 'Hold on, reconnecting…', paused: 'Entry is paused for a moment.', solving: 'Checking your browser…' },
+      hold: 'Hold on, reconnecting…', paused: 'Entry is paused for a moment.', solving: 'Checking your browser…',
+      turn: 'Your turn — {n}', turnBody: 'It is your turn. Come back to this tab to go on.',
+      notify: "Notify me when it's my turn", notifyOn: 'You will get a notification when it is your turn.',
+      notifyOff: 'Notifications are off.', notifyDenied: 'The browser did not allow notifications.' },
     ko: { title: '대기 중입니다', position: '내 순서: {n}번째', ahead: '앞에 {n}명',
       eta: '약 {m}분', calculating: '대기 시간을 계산하고 있습니다…', leave: '대기 취소',
-      hold: '잠시만 기다려 주세요. 다시 연결하는 중입니다…', paused: '입장이 잠시 멈췄습니다.', solving: '브라우저를 확인하는 중입니다…' }
+      hold: '잠시만 기다려 주세요. 다시 연결하는 중입니다…', paused: '입장이 잠시 멈췄습니다.', solving: '브라우저를 확인하는 중입니다…',
+      turn: '입장 차례 — {n}', turnBody: '입장 차례입니다. 이 탭으로 돌아와 계속하세요.',
+      notify: '내 차례가 되면 알림 받기', notifyOn: '차례가 되면 알림을 보내 드립니다.',
+      notifyOff: '알림을 껐습니다.', notifyDenied: '브라우저가 알림을 허용하지 않았습니다.' }
   };
 
   function lang() {
@@ -73,6 +90,7 @@
     btn.textContent = t('leave');
     btn.addEventListener('click', onCancel);
     card.appendChild(h); card.appendChild(pos); card.appendChild(info); card.appendChild(btn);
+    notifyButton(card);
     box.appendChild(card);
     h.textContent = t('title');
     document.body.appendChild(box);
@@ -95,6 +113,55 @@
     };
     this.say = function (key) { info.textContent = t(key); };
     this.close = function () { if (box.parentNode) box.parentNode.removeChild(box); };
+  }
+
+  // The turn: turn.js (served after this file) alerts a visitor in a
+  // background tab once the page opted in with alerts(); onTurn's
+  // callbacks run either way.
+  var turnFns = [], alertOpts = null;
+  function helper() { return root.waitroomTurn; }
+  function onTurn(fn) {
+    turnFns.push(fn);
+    return function () { turnFns = turnFns.filter(function (f) { return f !== fn; }); };
+  }
+  function alerts(opts) {
+    alertOpts = Object.assign({ sound: true, notify: true }, opts || {});
+    if (alertOpts.sound && helper()) helper().unlock();
+  }
+  function notify() {
+    return helper() ? helper().optIn() : Promise.resolve('denied');
+  }
+  function turned(a) {
+    var hidden = !!document.hidden;
+    if (alertOpts && helper()) {
+      helper().alert({ title: t('turn', document.title || location.host), body: t('turnBody'),
+        tag: 'waitroom-turn-' + a.room, sound: alertOpts.sound });
+    }
+    turnFns.slice().forEach(function (fn) {
+      try { fn(a, { hidden: hidden }); } catch (e) { setTimeout(function () { throw e; }); }
+    });
+    return a;
+  }
+  // notifyButton adds the opt-in to the overlay where it can work: alerts
+  // on with notify, and a browser that has notifications and has not been
+  // told no.
+  function notifyButton(card) {
+    var h = helper();
+    if (!alertOpts || !alertOpts.notify || !h || !h.available()) return;
+    var b = document.createElement('button'), say = document.createElement('p');
+    b.type = 'button';
+    b.id = 'waitroom-overlay-notify';
+    b.textContent = t('notify');
+    b.style.marginLeft = '8px';
+    say.setAttribute('role', 'status');
+    function mark() { b.setAttribute('aria-pressed', h.optedIn() ? 'true' : 'false'); return h.optedIn(); }
+    mark();
+    b.addEventListener('click', function () {
+      if (h.optedIn()) { h.optOut(); mark(); say.textContent = t('notifyOff'); return; }
+      h.optIn().then(function () { say.textContent = t(mark() ? 'notifyOn' : 'notifyDenied'); });
+    });
+    card.appendChild(b);
+    card.appendChild(say);
   }
 
   function post(path, headers) {
@@ -152,7 +219,7 @@
           ? solved(a, overlay, signal).then(function (proof) { return ask({ 'Waitroom-Challenge': proof }); })
           : Promise.resolve(a);
         return next.then(function (b) { return wait(room, b, overlay, signal); });
-      });
+      }).then(turned);
     });
   }
 
@@ -172,10 +239,10 @@
         if (!room) return res;
         return session(room, function (overlay, signal) {
           return wait(room, a.state ? a : { state: state, refresh_after: 2 }, overlay, signal);
-        }).then(function () { return fetch(url, init); });
+        }).then(turned).then(function () { return fetch(url, init); });
       });
     });
   }
 
-  root.waitroom = { fetch: wfetch, enter: enter, leave: leave, version: 1 };
+  root.waitroom = { fetch: wfetch, enter: enter, leave: leave, onTurn: onTurn, alerts: alerts, notify: notify, version: 1 };
 })(typeof window !== 'undefined' ? window : this);

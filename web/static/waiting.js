@@ -14,7 +14,9 @@
     if (cfg.closed.lead) T.closed_lead = cfg.closed.lead;
   }
   var base = cfg.refresh > 0 ? cfg.refresh : 5;
-  var fails = 0, timer = 0, due = 0, said = cfg.position, saidAt = 0;
+  var fails = 0, timer = 0, due = 0, said = cfg.position, saidAt = 0, gone = false;
+  var turn = window.waitroomTurn;
+  if (turn && !cfg.quiet) turn.unlock();
 
   function $(id) { return document.getElementById(id); }
   // Same site only: one leading slash, so "//host" and "/\host" cannot
@@ -117,12 +119,60 @@
   }
 
   function go(next) {
+    gone = true;
     set('wr-heading', T.admitted_heading);
     set('wr-lead', T.admitted_lead);
     set('wr-announce', T.admitted_heading);
+    // In a background tab the turn is announced (turn.js) and the page
+    // stays until it is looked at: the site opened out of sight would take
+    // the title, and the visitor would not know. In front, on at once.
+    if (document.hidden && turn && !cfg.preview) {
+      var line = $('wr-line'), box = $('wr-notify');
+      if (line) line.hidden = true;
+      if (box) box.hidden = true;
+      set('wr-lead', T.turn_lead);
+      set('wr-announce', T.turn_lead);
+      turn.alert({ title: fill(T.turn_title, cfg.title), body: fill(T.turn_body, cfg.title),
+        tag: 'waitroom-turn', sound: !cfg.quiet });
+      document.addEventListener('visibilitychange', function seen() {
+        if (document.hidden) return;
+        document.removeEventListener('visibilitychange', seen);
+        on(next);
+      });
+      return;
+    }
+    on(next);
+  }
+  function on(next) {
     // replace, not assign: Back must not return to the waiting room.
     if (local(next)) location.replace(next);
     else location.reload();
+  }
+
+  // The opt-in for a system notification when the turn comes: shown only
+  // where the browser has them and has not been told no; the browser asks
+  // only on this click, never unprompted.
+  function optIn() {
+    var box = $('wr-notify'), btn = $('wr-notify-btn');
+    if (!box || !btn || !turn || !turn.available() || cfg.state === 'admitted') return;
+    function mark() {
+      var yes = turn.optedIn();
+      btn.setAttribute('aria-pressed', yes ? 'true' : 'false');
+      box.hidden = !turn.available();
+      return yes;
+    }
+    mark();
+    btn.addEventListener('click', function () {
+      if (turn.optedIn()) {
+        turn.optOut();
+        mark();
+        set('wr-notify-state', T.notify_off);
+        return;
+      }
+      turn.optIn().then(function () {
+        set('wr-notify-state', mark() ? T.notify_on : T.notify_denied);
+      });
+    });
   }
 
   // A room with a challenge: the page does the work (challenge.js), then
@@ -191,6 +241,7 @@
   }
 
   stamp(new Date($('wr-updated').getAttribute('datetime')));
+  optIn();
   if (cfg.state === 'admitted') return go(cfg.next);
   if (cfg.state === 'challenge' && cfg.challenge) return solve(cfg.challenge);
   if (!window.fetch || !local(cfg.status)) {
@@ -201,7 +252,7 @@
   // Timers in a background tab are slowed; catch up when it is looked at
   // again, and as soon as the network is back.
   document.addEventListener('visibilitychange', function () {
-    if (!document.hidden && Date.now() > due + 1000) wait(0);
+    if (!document.hidden && !gone && Date.now() > due + 1000) wait(0);
   });
   window.addEventListener('online', function () { if (fails) wait(0); });
 }());
