@@ -118,7 +118,7 @@ func (v *visitor) joinAnswer(a *answer) (turn, error) {
 		return turn{}, fmt.Errorf("status %d (Waitroom-State %s)", a.status, a.state())
 	}
 	if len(v.c.Jar.Cookies(v.target)) == 0 {
-		return turn{}, fmt.Errorf("unexpected answer: no cookie kept (cookie.secure on plain HTTP?)")
+		return turn{}, fmt.Errorf("unexpected answer: no cookie kept (status %d, Waitroom-State %s; cookie.secure on plain HTTP?)", a.status, a.state())
 	}
 	state, room, t := a.state(), "", turn{}
 	if v.r.cfg.accept == "html" {

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
+)
+
+// The spike of issue 24, scaled to this machine: one real redis-server,
+// three gateway processes on it, and the load tool sending its arrivals
+// through them as JSON clients (apps) without stickiness. It reports what
+// the spike costs: every arrival answered, the first answers' latencies,
+// the joins a second reached, and Redis's CPU, commands and scripts per
+// join from Redis's own accounting.
+//
+// By default it is the short run CI makes (5,000 arrivals in 2 s); the
+// full run of docs/scale.md is
+//
+//	WAITROOM_SPIKE_ARRIVALS=100000 WAITROOM_SPIKE_RAMP=10s go test -run TestSpike_Harness -count=1 -v ./cmd/waitroom-load/
+//
+// with WAITROOM_SPIKE_REDIS_CPU=0 to pin Redis to CPU 0 (taskset).
+func TestSpike_Harness(t *testing.T) {
+	arrivals, ramp := spikeEnv(t)
+	srv := redistest.Start(t)
+	client := srv.Client()
+	if cpu := os.Getenv("WAITROOM_SPIKE_REDIS_CPU"); cpu != "" {
+		pinRedis(t, client, cpu)
+	}
+	upstream := freeAddr(t) // the load tool's counting site: the first max_active go straight in
+	store := fmt.Sprintf("{kind: redis, redis: {addrs: [%q]}}", srv.Addr())
+	var targets []string
+	for range 3 {
+		targets = append(targets, startGatewayRoom(t, "http://"+upstream, store, harnessRoom).url+"/tickets")
+	}
+	// The run lasts the arrivals, then long enough for every visitor's
+	// first poll (page.refresh 5s), which places its ticket; a visitor
+	// still waiting then is reported as such, not as an error.
+	duration := ramp + 15*time.Second
+	args := []string{"-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json",
+		"-visitors", strconv.Itoa(arrivals), "-ramp", ramp.String(), "-duration", duration.String(),
+		"-timeout", "10s", "-grace", "5s", "-requests", "0", "-after", "idle", "-upstream", upstream}
+	before := redisFigures(t, client)
+	var during redisUse
+	measured := make(chan struct{})
+	go func() {
+		defer close(measured)
+		time.Sleep(ramp + time.Second) // the arrivals' window, and the last joins' answers
+		during = redisFigures(t, client).since(before)
+	}()
+	code, s, stderr := runJSON(t, args...)
+	<-measured
+	total := redisFigures(t, client).since(before)
+	f := s.FirstAnswer
+	joins := float64(max(f.Answered, 1))
+	t.Logf("spike: %d arrivals over %v through 3 gateways (-spread request, JSON clients), one redis-server", arrivals, ramp)
+	t.Logf("every arrival answered: %v (%d answered, %d unanswered); exit %d, %d errors %v",
+		f.AllOK, f.Answered, f.Unanswered, code, s.ErrorCount, s.Errors)
+	t.Logf("first answer: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms; %.0f joins/s answered",
+		f.Latency.P50, f.Latency.P90, f.Latency.P99, f.Latency.Max, f.PerSecond)
+	t.Logf("visitors: %+v; polls %d", s.Visitors, s.Kinds["poll"].Requests)
+	for _, w := range []struct {
+		name string
+		u    redisUse
+	}{{"arrivals (the ramp and 1 s)", during}, {"whole run (joins, first polls, ticks)", total}} {
+		t.Logf("Redis, %s: %.3f s CPU = %.1f µs per join (%.0f%% of a core over %.1f s); %d commands = %.2f per join; %d scripts = %.2f per join",
+			w.name, w.u.cpu.Seconds(), float64(w.u.cpu.Microseconds())/joins, 100*w.u.cpu.Seconds()/w.u.wall.Seconds(),
+			w.u.wall.Seconds(), w.u.commands, float64(w.u.commands)/joins, w.u.scripts, float64(w.u.scripts)/joins)
+	}
+	t.Logf("Redis commands over the whole run: %v", total.byCommand)
+	if !f.AllOK || f.Latency.Samples != int64(arrivals) {
+		t.Errorf("not every arrival was answered: %+v; stderr:\n%s", f, stderr)
+	}
+	if s.Order.Inversions != 0 {
+		t.Errorf("order: %+v", s.Order)
+	}
+	if total.commands == 0 || total.cpu <= 0 {
+		t.Errorf("Redis's accounting saw nothing: %+v", total)
+	}
+}
+
+// harnessRoom is a room a line forms in at once (100 inside, 6,000 a
+// minute), whose far-back visitors poll about every 5 to 30 s as the
+// defaults' do, so the polls do not drown the joins this measures.
+const harnessRoom = `{max_active: 100, admit_rate: 6000/m, join_limit: unlimited, page: {refresh: 5s, refresh_max: 30s}}`
+
+// spikeEnv reads the run's size: WAITROOM_SPIKE_ARRIVALS (default 5000,
+// at most 200,000) over WAITROOM_SPIKE_RAMP (default 2s, at most 60s), so
+// that no run outlives about three minutes.
+func spikeEnv(t *testing.T) (int, time.Duration) {
+	arrivals, ramp := 5000, 2*time.Second
+	if v := os.Getenv("WAITROOM_SPIKE_ARRIVALS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxVisitors {
+			t.Fatalf("WAITROOM_SPIKE_ARRIVALS=%q: want 1 to %d", v, maxVisitors)
+		}
+		arrivals = n
+	}
+	if v := os.Getenv("WAITROOM_SPIKE_RAMP"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > time.Minute {
+			t.Fatalf("WAITROOM_SPIKE_RAMP=%q: want a duration up to 1m", v)
+		}
+		ramp = d
+	}
+	return arrivals, ramp
+}
+
+// pinRedis moves the server to the CPUs given (taskset's list, "0"), so
+// that its CPU time is one core's and the gateways share the other.
+func pinRedis(t *testing.T, client redis.UniversalClient, cpus string) {
+	info, err := client.Info(context.Background(), "server").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := infoField(info, "process_id")
+	if out, err := exec.Command("taskset", "-cp", cpus, pid).CombinedOutput(); err != nil {
+		t.Fatalf("taskset -cp %s %s: %v\n%s", cpus, pid, err, out)
+	}
+}
+
+// redisUse is what Redis did: its CPU time (INFO cpu, used_cpu_sys plus
+// used_cpu_user), every command it ran (INFO commandstats, which counts the
+// commands scripts run too, and the script calls themselves, but not INFO)
+// and the script calls among them.
+type redisUse struct {
+	at        time.Time
+	wall      time.Duration
+	cpu       time.Duration
+	commands  int64
+	scripts   int64
+	byCommand map[string]int64
+}
+
+func redisFigures(t *testing.T, client redis.UniversalClient) redisUse {
+	ctx := context.Background()
+	cpu, err := client.Info(ctx, "cpu").Result()
+	if err != nil {
+		t.Error(err)
+		return redisUse{}
+	}
+	stats, err := client.Info(ctx, "commandstats").Result()
+	if err != nil {
+		t.Error(err)
+		return redisUse{}
+	}
+	u := redisUse{at: time.Now(), byCommand: map[string]int64{}}
+	for _, k := range []string{"used_cpu_sys", "used_cpu_user"} {
+		s, _ := strconv.ParseFloat(infoField(cpu, k), 64)
+		u.cpu += time.Duration(s * float64(time.Second))
+	}
+	for line := range strings.Lines(stats) {
+		name, fields, ok := strings.Cut(strings.TrimSpace(line), ":")
+		cmd, isCmd := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !isCmd || cmd == "info" {
+			continue
+		}
+		calls, _ := strings.CutPrefix(strings.Split(fields, ",")[0], "calls=")
+		n, _ := strconv.ParseInt(calls, 10, 64)
+		u.byCommand[cmd] = n
+		u.commands += n
+		if cmd == "evalsha" || cmd == "eval" || cmd == "fcall" {
+			u.scripts += n
+		}
+	}
+	return u
+}
+
+// since is what Redis did from b to u.
+func (u redisUse) since(b redisUse) redisUse {
+	d := redisUse{at: u.at, wall: u.at.Sub(b.at), cpu: u.cpu - b.cpu, commands: u.commands - b.commands,
+		scripts: u.scripts - b.scripts, byCommand: map[string]int64{}}
+	for k, n := range u.byCommand {
+		if n -= b.byCommand[k]; n != 0 {
+			d.byCommand[k] = n
+		}
+	}
+	return d
+}
+
+// infoField is the value of "name:value" in an INFO answer.
+func infoField(info, name string) string {
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
