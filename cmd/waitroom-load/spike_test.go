@@ -42,25 +42,28 @@ func TestSpike_Harness(t *testing.T) {
 		targets = append(targets, startGatewayRoom(t, "http://"+upstream, store, harnessRoom).url+"/tickets")
 	}
 	// The run lasts the arrivals, then long enough for every visitor's
-	// first poll (page.refresh 5s), which places its ticket; a visitor
-	// still waiting then is reported as such, not as an error.
-	duration := ramp + 15*time.Second
+	// first poll (page.refresh 20s, the answer's refresh_after up to
+	// refresh_max 30s), which places its ticket; a visitor still waiting
+	// then is reported as such, not as an error.
+	duration := ramp + 35*time.Second
 	args := []string{"-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json",
 		"-visitors", strconv.Itoa(arrivals), "-ramp", ramp.String(), "-duration", duration.String(),
 		"-timeout", "10s", "-grace", "5s", "-requests", "0", "-after", "idle", "-upstream", upstream}
 	before := redisFigures(t, client)
-	var during redisUse
+	var joined redisUse // at the end of the arrivals' window
 	measured := make(chan struct{})
 	go func() {
 		defer close(measured)
-		time.Sleep(ramp + time.Second) // the arrivals' window, and the last joins' answers
-		during = redisFigures(t, client).since(before)
+		// The arrivals and 2 s for the last answers, before any first poll.
+		time.Sleep(min(ramp+2*time.Second, harnessFirstPoll-time.Second))
+		joined = redisFigures(t, client)
 	}()
 	code, s, stderr := runJSON(t, args...)
 	<-measured
-	total := redisFigures(t, client).since(before)
+	end := redisFigures(t, client)
+	joins, placing, total := joined.since(before), end.since(joined), end.since(before)
 	f := s.FirstAnswer
-	joins := float64(max(f.Answered, 1))
+	n := float64(max(f.Answered, 1))
 	t.Logf("spike: %d arrivals over %v through 3 gateways (-spread request, JSON clients), one redis-server", arrivals, ramp)
 	t.Logf("every arrival answered: %v (%d answered, %d unanswered); exit %d, %d errors %v",
 		f.AllOK, f.Answered, f.Unanswered, code, s.ErrorCount, s.Errors)
@@ -70,11 +73,15 @@ func TestSpike_Harness(t *testing.T) {
 	for _, w := range []struct {
 		name string
 		u    redisUse
-	}{{"arrivals (the ramp and 1 s)", during}, {"whole run (joins, first polls, ticks)", total}} {
-		t.Logf("Redis, %s: %.3f s CPU = %.1f µs per join (%.0f%% of a core over %.1f s); %d commands = %.2f per join; %d scripts = %.2f per join",
-			w.name, w.u.cpu.Seconds(), float64(w.u.cpu.Microseconds())/joins, 100*w.u.cpu.Seconds()/w.u.wall.Seconds(),
-			w.u.wall.Seconds(), w.u.commands, float64(w.u.commands)/joins, w.u.scripts, float64(w.u.scripts)/joins)
+	}{{"joins (the arrivals' window: joins and ticks, no poll yet)", joins},
+		{"placing (the first polls, which place the tickets, and ticks)", placing},
+		{"whole run", total}} {
+		t.Logf("Redis, %s: %.3f s CPU = %.1f µs per arrival (%.0f%% of a core over %.1f s); %d commands = %.2f per arrival; %d scripts = %.2f per arrival, %.1f µs per arrival inside them",
+			w.name, w.u.cpu.Seconds(), float64(w.u.cpu.Microseconds())/n, 100*w.u.cpu.Seconds()/w.u.wall.Seconds(),
+			w.u.wall.Seconds(), w.u.commands, float64(w.u.commands)/n, w.u.scripts, float64(w.u.scripts)/n,
+			float64(w.u.inScripts.Microseconds())/n)
 	}
+	t.Logf("Redis commands in the joins' window: %v", joins.byCommand)
 	t.Logf("Redis commands over the whole run: %v", total.byCommand)
 	if !f.AllOK || f.Latency.Samples != int64(arrivals) {
 		t.Errorf("not every arrival was answered: %+v; stderr:\n%s", f, stderr)
@@ -88,14 +95,22 @@ func TestSpike_Harness(t *testing.T) {
 }
 
 // harnessRoom is a room a line forms in at once (100 inside, 6,000 a
-// minute), whose far-back visitors poll about every 5 to 30 s as the
-// defaults' do, so the polls do not drown the joins this measures.
-const harnessRoom = `{max_active: 100, admit_rate: 6000/m, join_limit: unlimited, page: {refresh: 5s, refresh_max: 30s}}`
+// minute). Its page polls first after 20 s (page.refresh), so that the
+// arrivals' window holds the joins and the ticks alone, and Redis's
+// figures for it are the joins'; the first polls, which place the tickets,
+// come after it, and are measured apart.
+const harnessRoom = `{max_active: 100, admit_rate: 6000/m, join_limit: unlimited, page: {refresh: 20s, refresh_max: 30s}}`
+
+// harnessFirstPoll is harnessRoom's page.refresh: the arrivals window must
+// end before it.
+const harnessFirstPoll = 20 * time.Second
 
 // spikeEnv reads the run's size: WAITROOM_SPIKE_ARRIVALS (default 5000,
-// at most 200,000) over WAITROOM_SPIKE_RAMP (default 2s, at most 60s), so
-// that no run outlives about three minutes.
+// at most 200,000) over WAITROOM_SPIKE_RAMP (default 2s, at most 17s), so
+// that no run outlives about a minute and a half.
 func spikeEnv(t *testing.T) (int, time.Duration) {
+	// The ramp must end before the first polls, so the joins' window
+	// holds only joins: at most harnessFirstPoll - 3s.
 	arrivals, ramp := 5000, 2*time.Second
 	if v := os.Getenv("WAITROOM_SPIKE_ARRIVALS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -106,8 +121,8 @@ func spikeEnv(t *testing.T) (int, time.Duration) {
 	}
 	if v := os.Getenv("WAITROOM_SPIKE_RAMP"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 || d > time.Minute {
-			t.Fatalf("WAITROOM_SPIKE_RAMP=%q: want a duration up to 1m", v)
+		if err != nil || d <= 0 || d > harnessFirstPoll-3*time.Second {
+			t.Fatalf("WAITROOM_SPIKE_RAMP=%q: want a duration up to %v", v, harnessFirstPoll-3*time.Second)
 		}
 		ramp = d
 	}
@@ -137,6 +152,7 @@ type redisUse struct {
 	cpu       time.Duration
 	commands  int64
 	scripts   int64
+	inScripts time.Duration // commandstats' usec of the script calls: their run, not the I/O around them
 	byCommand map[string]int64
 }
 
@@ -163,12 +179,18 @@ func redisFigures(t *testing.T, client redis.UniversalClient) redisUse {
 		if !ok || !isCmd || cmd == "info" {
 			continue
 		}
-		calls, _ := strings.CutPrefix(strings.Split(fields, ",")[0], "calls=")
+		parts := strings.Split(fields, ",")
+		calls, _ := strings.CutPrefix(parts[0], "calls=")
 		n, _ := strconv.ParseInt(calls, 10, 64)
 		u.byCommand[cmd] = n
 		u.commands += n
 		if cmd == "evalsha" || cmd == "eval" || cmd == "fcall" {
 			u.scripts += n
+			if len(parts) > 1 {
+				usec, _ := strings.CutPrefix(parts[1], "usec=")
+				us, _ := strconv.ParseInt(usec, 10, 64)
+				u.inScripts += time.Duration(us) * time.Microsecond
+			}
 		}
 	}
 	return u
@@ -177,7 +199,7 @@ func redisFigures(t *testing.T, client redis.UniversalClient) redisUse {
 // since is what Redis did from b to u.
 func (u redisUse) since(b redisUse) redisUse {
 	d := redisUse{at: u.at, wall: u.at.Sub(b.at), cpu: u.cpu - b.cpu, commands: u.commands - b.commands,
-		scripts: u.scripts - b.scripts, byCommand: map[string]int64{}}
+		scripts: u.scripts - b.scripts, inScripts: u.inScripts - b.inScripts, byCommand: map[string]int64{}}
 	for k, n := range u.byCommand {
 		if n -= b.byCommand[k]; n != 0 {
 			d.byCommand[k] = n
