@@ -27,6 +27,7 @@ type config struct {
 	target      *url.URL      // the first of targets: what the summary names
 	targets     []*url.URL    // the gateways, one site: they differ only in port
 	spread      string        // visitor (each visitor keeps to one gateway) or request (any request to any)
+	conns       int           // most connections open to each gateway, as a balancer's pool; 0: one per request in flight
 	profile     string        // ramp, steady or step
 	visitors    int           // ramp: how many arrive; steady and step: a cap, 0 for none
 	ramp        time.Duration // the arrival period of every profile
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usageHead); fs.PrintDefaults() }
 	target := fs.String("target", "http://localhost:8080/", "guarded URL the visitors ask for; several gateways of one site comma-separated (differing only in port), visitors spread round robin")
+	conns := fs.Int("conns", 0, "most connections to each gateway at once, as a load balancer's upstream pool; requests wait for one, and the wait counts in their latency (0: a connection per request in flight, as browsers)")
 	spread := fs.String("spread", "visitor", "with several -target: visitor (each visitor keeps to its gateway, a sticky balancer) or request (every request to the next gateway, no stickiness)")
 	profile := fs.String("profile", "ramp", "arrivals: ramp (-visitors over -ramp), steady (-rate for -ramp) or step (-rate reached in -steps over -ramp)")
 	visitors := fs.Int("visitors", 1000, "ramp: visitors who arrive; steady and step: the most who arrive (0: no cap)")
@@ -94,7 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c := config{profile: *profile, visitors: *visitors, ramp: *ramp, steps: *steps, duration: *duration,
 		grace: *grace, timeout: *timeout, requests: *requests, think: *think, after: *after, accept: *accept,
 		room: *room, adminToken: cmp.Or(*adminToken, os.Getenv("WAITROOM_ADMIN_TOKEN")), expectRate: *expectRate, expectMax: *expectMax,
-		upstream: *upstream, allowRemote: *allowRemote, jsonOut: *jsonOut, spread: *spread}
+		upstream: *upstream, allowRemote: *allowRemote, jsonOut: *jsonOut, spread: *spread, conns: *conns}
 	var errs []error
 	bad := func(name, rule string, got any) { errs = append(errs, fmt.Errorf("-%s: %s, got %v", name, rule, got)) }
 	if fs.NArg() > 0 {
@@ -105,6 +107,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		bad("target", err.Error(), strconv.Quote(*target))
 	} else {
 		c.target = c.targets[0]
+	}
+	if c.conns < 0 || c.conns > maxVisitors {
+		bad("conns", fmt.Sprintf("must be from 0 (no cap) to %d", maxVisitors), c.conns)
 	}
 	if c.spread != "visitor" && c.spread != "request" {
 		bad("spread", "want visitor or request", strconv.Quote(c.spread))
@@ -136,8 +141,8 @@ const usageHead = `waitroom-load: browsers in a spike, against a waitroom gatewa
 Usage:
   waitroom-load [flags]
 
-Exit status: 0 all well, 1 errors, order inversions or more inside than
-max_active, 2 a bad command line or a refused target.
+Exit status: 0 all well, 1 an arrival unanswered, errors, order inversions
+or more inside than max_active, 2 a bad command line or a refused target.
 
 Flags:
 `

@@ -69,6 +69,7 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{[]string{"-target", "http://127.0.0.1:1/a,http://127.0.0.1:2/b"}, "-target: several targets must differ only in port"},
 		{[]string{"-target", "http://127.0.0.1:1/,http://127.0.0.1:1/"}, "-target: 127.0.0.1:1 is listed twice"},
 		{[]string{"-spread", "random"}, `-spread: want visitor or request, got "random"`},
+		{[]string{"-conns", "-1"}, "-conns: must be from 0 (no cap) to 200000, got -1"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 	}

@@ -28,7 +28,8 @@ func TestSpike_RedisStore(t *testing.T) {
 	checkSpike(t, code, s, stderr, true)
 }
 
-// Three gateways on one Redis behind a balancer without stickiness: every
+// Three gateways on one Redis behind a balancer without stickiness and
+// with a pool of 8 connections to each: every
 // request of a visitor goes to the next gateway, its cookies with it, and
 // the line is still one line, in order, with never more inside than
 // max_active.
@@ -46,7 +47,8 @@ func TestSpike_ThreeGatewaysNoStickiness(t *testing.T) {
 		}
 		targets = append(targets, g.url+"/tickets?show=1")
 	}
-	args := append(spikeArgs(first, upstream), "-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json")
+	// Through a balancer's pool of 8 connections to each gateway.
+	args := append(spikeArgs(first, upstream), "-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json", "-conns", "8")
 	code, s, stderr := runJSON(t, args...)
 	checkSpike(t, code, s, stderr, true)
 	if len(s.Targets) != 3 || s.Spread != "request" || len(s.ByTarget) != 3 {

@@ -31,6 +31,9 @@ type runner struct {
 func runLoad(ctx context.Context, c config, progress io.Writer) *runner {
 	arr := arrivals(c)
 	r := &runner{cfg: c, transport: newTransport(c.timeout), stats: newStats(len(arr), len(c.targets)), start: time.Now()}
+	// A balancer keeps a pool of connections to each gateway; a request
+	// waits for a free one, and its latency, from before the wait, says so.
+	r.transport.MaxConnsPerHost = c.conns
 	defer r.transport.CloseIdleConnections()
 	soft, cancelSoft := context.WithDeadline(ctx, r.start.Add(c.duration))
 	// hard outlives a cancelled ctx by the grace too: Ctrl-C lets what is

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -27,7 +28,9 @@ import (
 //
 //	WAITROOM_SPIKE_ARRIVALS=100000 WAITROOM_SPIKE_RAMP=10s go test -run TestSpike_Harness -count=1 -v ./cmd/waitroom-load/
 //
-// with WAITROOM_SPIKE_REDIS_CPU=0 to pin Redis to CPU 0 (taskset).
+// with WAITROOM_SPIKE_REDIS_CPU=0 to pin Redis to CPU 0 (taskset), and
+// WAITROOM_SPIKE_CONNS=256 for a balancer's pool of 256 connections to
+// each gateway rather than a connection per request in flight.
 func TestSpike_Harness(t *testing.T) {
 	arrivals, ramp := spikeEnv(t)
 	srv := redistest.Start(t)
@@ -49,6 +52,9 @@ func TestSpike_Harness(t *testing.T) {
 	args := []string{"-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json",
 		"-visitors", strconv.Itoa(arrivals), "-ramp", ramp.String(), "-duration", duration.String(),
 		"-timeout", "10s", "-grace", "5s", "-requests", "0", "-after", "idle", "-upstream", upstream}
+	if conns := os.Getenv("WAITROOM_SPIKE_CONNS"); conns != "" {
+		args = append(args, "-conns", conns) // a balancer's pool to each gateway
+	}
 	// Redis's CPU with the gateways up and nobody arriving (its cron,
 	// three gateways' connections and ticks): on this machine it is a
 	// good part of a long window's, so the figures below are also given
@@ -73,7 +79,8 @@ func TestSpike_Harness(t *testing.T) {
 	joins, placing, total := joined.since(before), end.since(joined), end.since(before)
 	f := s.FirstAnswer
 	n := float64(max(f.Answered, 1))
-	t.Logf("spike: %d arrivals over %v through 3 gateways (-spread request, JSON clients), one redis-server", arrivals, ramp)
+	t.Logf("spike: %d arrivals over %v through 3 gateways (-spread request, JSON clients, -conns %s), one redis-server",
+		arrivals, ramp, cmp.Or(os.Getenv("WAITROOM_SPIKE_CONNS"), "0"))
 	t.Logf("every arrival answered: %v (%d answered, %d unanswered); exit %d, %d errors %v",
 		f.AllOK, f.Answered, f.Unanswered, code, s.ErrorCount, s.Errors)
 	t.Logf("first answer: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms; %.0f joins/s answered",
