@@ -32,7 +32,7 @@ import (
 // WAITROOM_SPIKE_CONNS=256 for a balancer's pool of 256 connections to
 // each gateway rather than a connection per request in flight.
 func TestSpike_Harness(t *testing.T) {
-	arrivals, ramp := spikeEnv(t)
+	arrivals, ramp, timeout := spikeEnv(t)
 	srv := redistest.Start(t)
 	client := srv.Client()
 	if cpu := os.Getenv("WAITROOM_SPIKE_REDIS_CPU"); cpu != "" {
@@ -51,7 +51,7 @@ func TestSpike_Harness(t *testing.T) {
 	duration := ramp + 35*time.Second
 	args := []string{"-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json",
 		"-visitors", strconv.Itoa(arrivals), "-ramp", ramp.String(), "-duration", duration.String(),
-		"-timeout", "10s", "-grace", "5s", "-requests", "0", "-after", "idle", "-upstream", upstream}
+		"-timeout", timeout.String(), "-grace", "5s", "-requests", "0", "-after", "idle", "-upstream", upstream}
 	if conns := os.Getenv("WAITROOM_SPIKE_CONNS"); conns != "" {
 		args = append(args, "-conns", conns) // a balancer's pool to each gateway
 	}
@@ -133,14 +133,18 @@ const harnessRoom = `{max_active: 100, admit_rate: 6000/m, join_limit: unlimited
 // end before it.
 const harnessFirstPoll = 20 * time.Second
 
-// spikeEnv reads the run's size: WAITROOM_SPIKE_ARRIVALS (default 5000,
+// spikeEnv reads the run's size and the answer's time limit: WAITROOM_SPIKE_ARRIVALS (default 5000,
 // at most 200,000) over WAITROOM_SPIKE_RAMP (default 2s, at most 17s), so
 // that no run outlives about a minute and a half.
-func spikeEnv(t *testing.T) (int, time.Duration) {
+func spikeEnv(t *testing.T) (int, time.Duration, time.Duration) {
 	// The ramp must end before the first polls, so the joins' window
 	// holds only joins: at most harnessFirstPoll - 3s.
-	arrivals, ramp := 5000, 2*time.Second
+	// CI's run allows an answer 30 s, since the machine may be busy with
+	// anything; a measured run (WAITROOM_SPIKE_ARRIVALS set) allows the 10 s
+	// docs/scale.md's figures were taken with.
+	arrivals, ramp, timeout := 5000, 2*time.Second, 30*time.Second
 	if v := os.Getenv("WAITROOM_SPIKE_ARRIVALS"); v != "" {
+		timeout = 10 * time.Second
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxVisitors {
 			t.Fatalf("WAITROOM_SPIKE_ARRIVALS=%q: want 1 to %d", v, maxVisitors)
@@ -154,7 +158,7 @@ func spikeEnv(t *testing.T) (int, time.Duration) {
 		}
 		ramp = d
 	}
-	return arrivals, ramp
+	return arrivals, ramp, timeout
 }
 
 // pinRedis moves the server to the CPUs given (taskset's list, "0"), so
