@@ -127,11 +127,11 @@ func evenly(out []time.Duration, from, length time.Duration, perSecond float64, 
 	return out
 }
 
-// spreadRequest sends req to the next gateway and returns its index, as a balancer without
-// stickiness would: the targets differ only in port, so the visitor's
-// cookies, which belong to the host name, go along. The Origin and the
-// Referer follow the request's host, as a browser on one site behind the
-// balancer would send them.
+// spreadRequest sends req to the next gateway, as a balancer without
+// stickiness would, and returns the gateway's index: the targets differ
+// only in port, so the visitor's cookies, which belong to the host name,
+// go along. The Origin and the Referer follow the request's host, as a
+// browser on one site behind the balancer would send them.
 func (r *runner) spreadRequest(req *http.Request) int {
 	ts := r.cfg.targets
 	i := int((r.turn.Add(1) - 1) % uint64(len(ts)))

@@ -18,7 +18,7 @@ import (
 type visitor struct {
 	r      *runner
 	n      int
-	gw     int // the index of target in the targets
+	gw     int // target's index in the run's targets
 	rec    *record
 	c      *http.Client
 	target *url.URL // this visitor's gateway; with -spread request, do sends each request to the next
@@ -116,6 +116,11 @@ func (v *visitor) join(again bool) (turn, bool) {
 func (v *visitor) joinAnswer(a *answer) (turn, error) {
 	if a.status != http.StatusOK && a.status != http.StatusAccepted && a.status != http.StatusTooManyRequests {
 		return turn{}, fmt.Errorf("status %d (Waitroom-State %s)", a.status, a.state())
+	}
+	if a.state() == "hold" {
+		// The gateway could not reach its store in time: the person sees
+		// the "hold" page, not a place in line (no ticket, no cookie).
+		return turn{}, fmt.Errorf("state hold (the gateway's store is unreachable)")
 	}
 	if len(v.c.Jar.Cookies(v.target)) == 0 {
 		return turn{}, fmt.Errorf("unexpected answer: no cookie kept (status %d, Waitroom-State %s; cookie.secure on plain HTTP?)", a.status, a.state())
