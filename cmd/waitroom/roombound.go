@@ -12,9 +12,11 @@ import (
 // its line, however many nodes a Cluster has. Once the joins are done,
 // what that core spends on a waiting visitor is its polls' marks: every
 // poll, wherever in line, is answered by the gateway and marked in the
-// tick's one touch script, a BITFIELD field per poll (docs/scale.md: 1.1
-// to 2.2 µs a mark in touch.lua; 1.5 µs is the figure scale.md's
-// arithmetic uses). Re-anchors cost nothing while a visitor polls more
+// tick's one touch script, a BITFIELD field per poll: 1.1 to 2.2 µs a
+// mark in touch.lua (docs/scale.md), and 2.3 µs of Redis CPU a poll all
+// in, ticks and Redis's idle included, measured again by
+// BenchmarkPollsAtScale with 100,000 waiting (docs/scale.md); markCost
+// takes 2 µs, toward the measured. Re-anchors cost nothing while a visitor polls more
 // often than half abandon_after, which every valid room does (abandon_after
 // is at least twice page.refresh_max); the ticks cost the same whatever
 // the line's length. So the room's share of its core is
@@ -26,7 +28,7 @@ import (
 // refresh_max of the admission rate's pace, a few thousand at most: left
 // out, as the ticks are.
 const (
-	markCost = 1500 * time.Nanosecond
+	markCost = 2 * time.Microsecond
 	// farBackInterval is the mean far-back poll interval as a share of
 	// refresh_max: the hint spreads it by ±20% and caps it at refresh_max,
 	// so half the polls come at 0.8–1.0 of it, half at 1.0: 0.95 on average.

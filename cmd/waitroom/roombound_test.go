@@ -55,13 +55,13 @@ func boundWarnings(t *testing.T, yaml string) []string {
 // store are not.
 func TestRoomBound_CheckWarnsPastHalfACore(t *testing.T) {
 	t.Parallel()
-	// Defaults: refresh_max 30s, abandon_after 2m; 9,500,000 is half a core.
+	// Defaults: refresh_max 30s, abandon_after 2m; 7,125,000 is half a core.
 	w := boundWarnings(t, boundConfig(boundRedis, 10_000_000, "30s", "2m"))
 	if len(w) != 1 {
 		t.Fatalf("10,000,000 waiting at refresh_max 30s: warnings %q, want one", w)
 	}
-	for _, part := range []string{"rooms.sale.expected_waiting (10,000,000)", "about 53% of its Redis node's core",
-		"1.5µs", "28.5s between polls", "holds 9,500,000 at 50%", "raise page.refresh_max", "abandon_after",
+	for _, part := range []string{"rooms.sale.expected_waiting (10,000,000)", "about 70% of its Redis node's core",
+		"2µs", "28.5s between polls", "holds 7,125,000 at 50%", "raise page.refresh_max", "abandon_after",
 		"split the line into rooms"} {
 		if !strings.Contains(w[0], part) {
 			t.Errorf("warning %q lacks %q", w[0], part)
@@ -70,7 +70,7 @@ func TestRoomBound_CheckWarnsPastHalfACore(t *testing.T) {
 	for _, c := range []struct {
 		name, yaml string
 	}{
-		{"just under half a core", boundConfig(boundRedis, 9_500_000, "30s", "2m")},
+		{"just under half a core", boundConfig(boundRedis, 7_125_000, "30s", "2m")},
 		{"a longer refresh_max", boundConfig(boundRedis, 10_000_000, "60s", "2m")},
 		{"no estimate", boundConfig(boundRedis, 0, "30s", "2m")},
 		{"the memory store", boundConfig("{kind: memory}", 100_000_000, "30s", "2m")},
@@ -91,7 +91,7 @@ func TestRoomBound_CheckWarnsPastHalfACore(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"check", "--config", path}, &out, &errb); code != 0 ||
-		!strings.Contains(out.String(), "warning: rooms.sale.expected_waiting (20,000,000) would take about 105%") {
+		!strings.Contains(out.String(), "warning: rooms.sale.expected_waiting (20,000,000) would take about 140%") {
 		t.Errorf("check: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
