@@ -24,7 +24,10 @@ const (
 
 // config is a validated command line.
 type config struct {
-	target      *url.URL
+	target      *url.URL      // the first of targets: what the summary names
+	targets     []*url.URL    // the gateways, one site: they differ only in port
+	spread      string        // visitor (each visitor keeps to one gateway) or request (any request to any)
+	conns       int           // most connections open to each gateway, as a balancer's pool; 0: one per request in flight
 	profile     string        // ramp, steady or step
 	visitors    int           // ramp: how many arrive; steady and step: a cap, 0 for none
 	ramp        time.Duration // the arrival period of every profile
@@ -58,7 +61,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("waitroom-load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usageHead); fs.PrintDefaults() }
-	target := fs.String("target", "http://localhost:8080/", "guarded URL the visitors ask for")
+	target := fs.String("target", "http://localhost:8080/", "guarded URL the visitors ask for; several gateways of one site comma-separated (differing only in port), visitors spread round robin")
+	conns := fs.Int("conns", 0, "most connections to each gateway at once, as a load balancer's upstream pool; requests wait for one, and the wait counts in their latency (0: a connection per request in flight, as browsers)")
+	spread := fs.String("spread", "visitor", "with several -target: visitor (each visitor keeps to its gateway, a sticky balancer) or request (every request to the next gateway, no stickiness)")
 	profile := fs.String("profile", "ramp", "arrivals: ramp (-visitors over -ramp), steady (-rate for -ramp) or step (-rate reached in -steps over -ramp)")
 	visitors := fs.Int("visitors", 1000, "ramp: visitors who arrive; steady and step: the most who arrive (0: no cap)")
 	ramp := fs.Duration("ramp", 10*time.Second, "arrival period: every profile's arrivals happen in the run's first RAMP")
@@ -91,15 +96,23 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	c := config{profile: *profile, visitors: *visitors, ramp: *ramp, steps: *steps, duration: *duration,
 		grace: *grace, timeout: *timeout, requests: *requests, think: *think, after: *after, accept: *accept,
 		room: *room, adminToken: cmp.Or(*adminToken, os.Getenv("WAITROOM_ADMIN_TOKEN")), expectRate: *expectRate, expectMax: *expectMax,
-		upstream: *upstream, allowRemote: *allowRemote, jsonOut: *jsonOut}
+		upstream: *upstream, allowRemote: *allowRemote, jsonOut: *jsonOut, spread: *spread, conns: *conns}
 	var errs []error
 	bad := func(name, rule string, got any) { errs = append(errs, fmt.Errorf("-%s: %s, got %v", name, rule, got)) }
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0)))
 	}
 	var err error
-	if c.target, err = httpURL(*target); err != nil {
+	if c.targets, err = parseTargets(*target); err != nil {
 		bad("target", err.Error(), strconv.Quote(*target))
+	} else {
+		c.target = c.targets[0]
+	}
+	if c.conns < 0 || c.conns > maxVisitors {
+		bad("conns", fmt.Sprintf("must be from 0 (no cap) to %d", maxVisitors), c.conns)
+	}
+	if c.spread != "visitor" && c.spread != "request" {
+		bad("spread", "want visitor or request", strconv.Quote(c.spread))
 	}
 	if *admin != "" {
 		if c.admin, err = httpURL(*admin); err != nil {
@@ -128,8 +141,8 @@ const usageHead = `waitroom-load: browsers in a spike, against a waitroom gatewa
 Usage:
   waitroom-load [flags]
 
-Exit status: 0 all well, 1 errors, order inversions or more inside than
-max_active, 2 a bad command line or a refused target.
+Exit status: 0 all well, 1 an arrival unanswered, errors, order inversions
+or more inside than max_active, 2 a bad command line or a refused target.
 
 Flags:
 `
@@ -207,6 +220,40 @@ func (c *config) checkVisitor(bad func(string, string, any)) {
 	if c.room != "" && strings.ContainsAny(c.room, "/?#& ") {
 		bad("room", "want a room name (letters, digits, - and _)", strconv.Quote(c.room))
 	}
+}
+
+// maxTargets bounds -target's list: gateways on one machine.
+const maxTargets = 64
+
+// parseTargets reads -target: one URL, or several comma-separated that
+// differ only in port. A cookie belongs to a host name, not a port, so a
+// visitor's cookies from one gateway go with it to the others, as they do
+// behind a load balancer; a second host name would be a second site.
+func parseTargets(s string) ([]*url.URL, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > maxTargets {
+		return nil, fmt.Errorf("at most %d gateways", maxTargets)
+	}
+	var out []*url.URL
+	for _, p := range parts {
+		u, err := httpURL(strings.TrimSpace(p))
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			f := out[0]
+			if u.Scheme != f.Scheme || u.Hostname() != f.Hostname() || u.RequestURI() != f.RequestURI() {
+				return nil, errors.New("several targets must differ only in port (one site, several gateways)")
+			}
+			for _, o := range out {
+				if o.Host == u.Host {
+					return nil, fmt.Errorf("%s is listed twice", u.Host)
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 // httpURL accepts an absolute http or https URL with a host and no user info.

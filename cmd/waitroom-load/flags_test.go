@@ -22,6 +22,13 @@ func TestParseFlags_Defaults(t *testing.T) {
 		c.duration != time.Minute || c.after != "leave" || c.accept != "html" || c.expectMax != -1 {
 		t.Errorf("defaults: %+v", c)
 	}
+	if len(c.targets) != 1 || c.targets[0] != c.target || c.spread != "visitor" {
+		t.Errorf("default targets %v, spread %q; want the one target, visitor", c.targets, c.spread)
+	}
+	c, err = parseFlags([]string{"-target", "http://127.0.0.1:1/t?x=1, http://127.0.0.1:2/t?x=1", "-spread", "request"}, io.Discard)
+	if err != nil || len(c.targets) != 2 || c.target.Host != "127.0.0.1:1" || c.targets[1].Host != "127.0.0.1:2" || c.spread != "request" {
+		t.Errorf("two targets: %v, %q, %v", c.targets, c.spread, err)
+	}
 	c, err = parseFlags([]string{"-profile", "steady", "-rate", "600/m", "-ramp", "5s"}, io.Discard)
 	if err != nil || c.rate != 10 || c.visitors != 0 {
 		t.Errorf("steady 600/m: rate %v/s, visitors %d, %v; want 10/s, no cap", c.rate, c.visitors, err)
@@ -58,6 +65,11 @@ func TestParseFlags_Refuses(t *testing.T) {
 		{[]string{"-expect-rate", "fast"}, `-expect-rate: want "<n>/s"`},
 		{[]string{"-expect-max-active", "-2"}, "-expect-max-active: must be >= 0, got -2"},
 		{[]string{"-room", "a/b"}, "-room: want a room name"},
+		{[]string{"-target", "http://127.0.0.1:1/a,http://localhost:2/a"}, "-target: several targets must differ only in port"},
+		{[]string{"-target", "http://127.0.0.1:1/a,http://127.0.0.1:2/b"}, "-target: several targets must differ only in port"},
+		{[]string{"-target", "http://127.0.0.1:1/,http://127.0.0.1:1/"}, "-target: 127.0.0.1:1 is listed twice"},
+		{[]string{"-spread", "random"}, `-spread: want visitor or request, got "random"`},
+		{[]string{"-conns", "-1"}, "-conns: must be from 0 (no cap) to 200000, got -1"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope"},
 	}
@@ -121,13 +133,17 @@ func TestCheckLoopback(t *testing.T) {
 		})
 	}
 	remote, _ := url.Parse("http://remote.test/")
-	if err := checkTargets(context.Background(), config{target: remote, allowRemote: true}, lookup); err != nil {
+	if err := checkTargets(context.Background(), config{target: remote, targets: []*url.URL{remote}, allowRemote: true}, lookup); err != nil {
 		t.Errorf("-allow-remote still refused: %v", err)
 	}
 	admin, _ := url.Parse("http://192.0.2.9:9090")
 	local, _ := url.Parse("http://127.0.0.1/")
-	if err := checkTargets(context.Background(), config{target: local, admin: admin}, lookup); err == nil || !strings.HasPrefix(err.Error(), "-admin ") {
+	if err := checkTargets(context.Background(), config{target: local, targets: []*url.URL{local}, admin: admin}, lookup); err == nil || !strings.HasPrefix(err.Error(), "-admin ") {
 		t.Errorf("a remote -admin: %v, want refused", err)
+	}
+	// Every gateway of a list is checked, not only the first.
+	if err := checkTargets(context.Background(), config{target: local, targets: []*url.URL{local, remote}}, lookup); err == nil || !strings.Contains(err.Error(), "remote.test") {
+		t.Errorf("a remote second -target: %v, want refused", err)
 	}
 }
 

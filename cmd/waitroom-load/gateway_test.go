@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/waitroom/waitroom/waitroom/redisstore/redistest"
@@ -27,6 +28,41 @@ func TestSpike_RedisStore(t *testing.T) {
 	checkSpike(t, code, s, stderr, true)
 }
 
+// Three gateways on one Redis behind a balancer without stickiness and
+// with a pool of 8 connections to each: every
+// request of a visitor goes to the next gateway, its cookies with it, and
+// the line is still one line, in order, with never more inside than
+// max_active.
+func TestSpike_ThreeGatewaysNoStickiness(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	upstream := freeAddr(t)
+	store := fmt.Sprintf("{kind: redis, redis: {addrs: [%q]}}", srv.Addr())
+	var targets []string
+	var first gateway
+	for i := range 3 {
+		g := startGateway(t, "http://"+upstream, store)
+		if i == 0 {
+			first = g
+		}
+		targets = append(targets, g.url+"/tickets?show=1")
+	}
+	// Through a balancer's pool of 8 connections to each gateway.
+	args := append(spikeArgs(first, upstream), "-target", strings.Join(targets, ","), "-spread", "request", "-accept", "json", "-conns", "8")
+	code, s, stderr := runJSON(t, args...)
+	checkSpike(t, code, s, stderr, true)
+	if len(s.Targets) != 3 || s.Spread != "request" || len(s.ByTarget) != 3 {
+		t.Fatalf("targets %v, spread %q, by target %v; want the three, request", s.Targets, s.Spread, s.ByTarget)
+	}
+	// Round robin over every request: each gateway gets a third, give or
+	// take the requests in flight at once.
+	for i, n := range s.ByTarget {
+		if n < s.Requests/3-50 || n > s.Requests/3+50 {
+			t.Errorf("gateway %d got %d of %d requests, want about a third", i, n, s.Requests)
+		}
+	}
+}
+
 // checkSpike holds what a correct gateway must show for spikeArgs: every
 // visitor in, in ticket order, never more inside than max_active, and no
 // error anywhere. An app (-accept json) learns its ticket when it joins, so
@@ -42,6 +78,11 @@ func checkSpike(t *testing.T, code int, s summary, stderr string, app bool) {
 	}
 	if s.ErrorCount != 0 || len(s.Errors) != 0 {
 		t.Errorf("errors: %d %v", s.ErrorCount, s.Errors)
+	}
+	f := s.FirstAnswer
+	if !f.AllOK || f.Answered != 300 || f.Unanswered != 0 || f.Latency.Samples != 300 || f.Latency.P50 <= 0 ||
+		f.Latency.P99 < f.Latency.P50 || f.Latency.Max < f.Latency.P99 || f.PerSecond <= 0 {
+		t.Errorf("first answer: %+v, want all 300 arrivals answered with their latencies", f)
 	}
 	v := s.Visitors
 	if v.Arrived != 300 || v.Admitted != 300 || v.StillWaiting != 0 || v.Failed != 0 || v.Left != 300 {

@@ -49,13 +49,15 @@ func checkLoopback(ctx context.Context, flagName string, u *url.URL, lookup look
 	return nil
 }
 
-// checkTargets applies checkLoopback to the target and the admin URL.
+// checkTargets applies checkLoopback to every target and the admin URL.
 func checkTargets(ctx context.Context, c config, lookup lookupFunc) error {
 	if c.allowRemote {
 		return nil
 	}
-	if err := checkLoopback(ctx, "target", c.target, lookup); err != nil {
-		return err
+	for _, t := range c.targets {
+		if err := checkLoopback(ctx, "target", t, lookup); err != nil {
+			return err
+		}
 	}
 	if c.admin != nil {
 		return checkLoopback(ctx, "admin", c.admin, lookup)

@@ -33,8 +33,8 @@ func main() {
 }
 
 // run is main without the process: it returns the exit status, 0 when all
-// went well, 1 on errors, inversions or too many inside, 2 on a bad
-// command line or a refused target.
+// went well, 1 on an unanswered arrival, errors, inversions or too many
+// inside, 2 on a bad command line or a refused target.
 func run(ctx context.Context, args []string, stdout, stderr, progress io.Writer) int {
 	c, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {

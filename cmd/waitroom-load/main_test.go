@@ -44,9 +44,15 @@ const (
 	testKey        = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes
 )
 
+// spikeRoom is the room of most tests: a line forms at once, and moves at
+// a pace the order check can follow.
+const spikeRoom = `{max_active: 20, admit_rate: 3000/m, tick: 100ms, join_limit: unlimited, page: {refresh: 1s, refresh_max: 2s}}`
+
 // gatewayConfig is one room "spike" on every path, in front of upstream;
-// store is a YAML flow mapping such as `{kind: memory}`.
-func gatewayConfig(listen, admin, upstream, store string) string {
+// store is a YAML flow mapping such as `{kind: memory}`, room one such as
+// spikeRoom (join_limit unlimited: every virtual visitor comes from this
+// machine's one network).
+func gatewayConfig(listen, admin, upstream, store, room string) string {
 	return fmt.Sprintf(`
 listen: %[1]q
 admin: { listen: %[2]q, token: %[3]q }
@@ -56,15 +62,10 @@ cookie: { secure: false, hash_keys: [%[6]q], block_keys: [%[6]q] }
 upstreams:
   site: { url: %[5]q, timeout: 5s }
 rooms:
-  spike:
-    max_active: 20
-    admit_rate: 3000/m
-    tick: 100ms
-    join_limit: unlimited  # every virtual visitor comes from this machine's one network
-    page: { refresh: 1s, refresh_max: 2s }
+  spike: %[7]s
 routes:
   - { path: /, upstream: site, room: spike }
-`, listen, admin, testAdminToken, store, upstream, testKey)
+`, listen, admin, testAdminToken, store, upstream, testKey, room)
 }
 
 // gateway is a running `waitroom serve`.
@@ -76,9 +77,15 @@ type gateway struct {
 // the test ends, and waits until its admin listener says it is ready.
 func startGateway(t testing.TB, upstream, store string) gateway {
 	t.Helper()
+	return startGatewayRoom(t, upstream, store, spikeRoom)
+}
+
+// startGatewayRoom is startGateway with the room's settings given.
+func startGatewayRoom(t testing.TB, upstream, store, room string) gateway {
+	t.Helper()
 	g := gateway{url: "http://" + freeAddr(t), admin: "http://" + freeAddr(t)}
 	path := filepath.Join(t.TempDir(), "waitroom.yaml")
-	yaml := gatewayConfig(g.url[len("http://"):], g.admin[len("http://"):], upstream, store)
+	yaml := gatewayConfig(g.url[len("http://"):], g.admin[len("http://"):], upstream, store, room)
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 // describes every field).
 type summary struct {
 	Target          string              `json:"target"`
+	Targets         []string            `json:"targets"` // every gateway, the first is Target
+	Spread          string              `json:"spread"`
+	ByTarget        []int64             `json:"requests_by_target"` // requests sent to each of Targets
 	Profile         string              `json:"profile"`
 	Accept          string              `json:"accept"`
 	After           string              `json:"after"`
@@ -18,6 +21,7 @@ type summary struct {
 	Requests        int64               `json:"requests"`
 	PerSecond       float64             `json:"requests_per_second"`
 	Kinds           map[string]kindView `json:"kinds"`
+	FirstAnswer     firstAnswer         `json:"first_answer"`
 	Errors          map[string]int64    `json:"errors"`
 	ErrorCount      int64               `json:"error_count"`
 	CutOff          int64               `json:"cut_off"`
@@ -35,6 +39,17 @@ type kindView struct {
 	PerSecond float64 `json:"per_second"`
 	Errors    int64   `json:"errors"`
 	Latency   latency `json:"latency"`
+}
+
+// firstAnswer is how the arrivals' first requests were answered: the
+// spike's figure, since a join that fails or waits is a person who sees
+// an error page or nothing.
+type firstAnswer struct {
+	Answered   int64   `json:"answered"`   // any answer but a 5xx (a 429 is an answer)
+	Unanswered int64   `json:"unanswered"` // a 5xx, a timeout, a refused or broken connection
+	AllOK      bool    `json:"every_arrival_answered"`
+	PerSecond  float64 `json:"answered_per_second"` // answered over the time from the first sent to the last answered
+	Latency    latency `json:"latency"`             // of the answered
 }
 
 // outcome is where the visitors ended.
@@ -61,7 +76,13 @@ func summarize(r *runner, s *site, lim limits, elapsed time.Duration) summary {
 	st := r.stats
 	sum := summary{Target: r.cfg.target.Redacted(), Profile: r.cfg.profile, Accept: r.cfg.accept, After: r.cfg.after,
 		Planned: len(st.records), DurationSeconds: round(elapsed.Seconds(), 3), Kinds: map[string]kindView{},
-		CutOff: st.cutOff.Load()}
+		CutOff: st.cutOff.Load(), Spread: r.cfg.spread}
+	for _, t := range r.cfg.targets {
+		sum.Targets = append(sum.Targets, t.Redacted())
+	}
+	for i := range st.byTarget {
+		sum.ByTarget = append(sum.ByTarget, st.byTarget[i].Load())
+	}
 	secs := max(elapsed.Seconds(), 1e-9)
 	for k := range kinds {
 		n := st.requests[k].Load()
@@ -70,6 +91,13 @@ func summarize(r *runner, s *site, lim limits, elapsed time.Duration) summary {
 			Errors: st.failures[k].Load(), Latency: st.lat[k].latency()}
 	}
 	sum.PerSecond = round(float64(sum.Requests)/secs, 1)
+	sum.FirstAnswer = firstAnswer{Answered: st.answered.Load(), Unanswered: st.unanswered.Load(), Latency: st.first.latency()}
+	// Every planned arrival must have arrived and been answered: a
+	// schedule the run could not keep is not a spike that was served.
+	sum.FirstAnswer.AllOK = sum.FirstAnswer.Answered == int64(len(st.records)) && sum.FirstAnswer.Unanswered == 0
+	if span := (st.firstRecv - st.firstSent).Seconds(); span > 0 {
+		sum.FirstAnswer.PerSecond = round(float64(sum.FirstAnswer.Answered)/span, 1)
+	}
 	st.mu.Lock()
 	sum.Errors, sum.States = maps.Clone(st.errors), maps.Clone(st.states)
 	st.mu.Unlock()
@@ -84,7 +112,7 @@ func summarize(r *runner, s *site, lim limits, elapsed time.Duration) summary {
 			sum.Upstream.OverLimit = sum.Upstream.MaxInside > *lim.MaxActive
 		}
 	}
-	sum.OK = sum.ErrorCount == 0 && sum.Order.Inversions == 0 && !sum.Upstream.OverLimit
+	sum.OK = sum.FirstAnswer.AllOK && sum.ErrorCount == 0 && sum.Order.Inversions == 0 && !sum.Upstream.OverLimit
 	return sum
 }
 

@@ -5,7 +5,9 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,7 +17,8 @@ type runner struct {
 	transport *http.Transport
 	stats     *stats
 	start     time.Time
-	launched  int // visitors who arrived before the end
+	launched  int           // visitors who arrived before the end
+	turn      atomic.Uint64 // -spread request: the next request's gateway, round robin
 
 	// soft ends the run: no visitor starts a request after it. hard ends
 	// -grace later and cuts off what is still in flight, so no run outlives
@@ -27,7 +30,10 @@ type runner struct {
 // progress, when not nil, gets a live status line.
 func runLoad(ctx context.Context, c config, progress io.Writer) *runner {
 	arr := arrivals(c)
-	r := &runner{cfg: c, transport: newTransport(c.timeout), stats: newStats(len(arr)), start: time.Now()}
+	r := &runner{cfg: c, transport: newTransport(c.timeout), stats: newStats(len(arr), len(c.targets)), start: time.Now()}
+	// A balancer keeps a pool of connections to each gateway; a request
+	// waits for a free one, and its latency, from before the wait, says so.
+	r.transport.MaxConnsPerHost = c.conns
 	defer r.transport.CloseIdleConnections()
 	soft, cancelSoft := context.WithDeadline(ctx, r.start.Add(c.duration))
 	// hard outlives a cancelled ctx by the grace too: Ctrl-C lets what is
@@ -119,4 +125,24 @@ func evenly(out []time.Duration, from, length time.Duration, perSecond float64, 
 		out = append(out, from+time.Duration(float64(i)/perSecond*float64(time.Second)))
 	}
 	return out
+}
+
+// spreadRequest sends req to the next gateway, as a balancer without
+// stickiness would, and returns the gateway's index: the targets differ
+// only in port, so the visitor's cookies, which belong to the host name,
+// go along. The Origin and the Referer follow the request's host, as a
+// browser on one site behind the balancer would send them.
+func (r *runner) spreadRequest(req *http.Request) int {
+	ts := r.cfg.targets
+	i := int((r.turn.Add(1) - 1) % uint64(len(ts)))
+	host := ts[i].Host
+	req.URL.Host, req.Host = host, host
+	if o := req.Header.Get("Origin"); o != "" {
+		req.Header.Set("Origin", req.URL.Scheme+"://"+host)
+	}
+	if ref, err := url.Parse(req.Header.Get("Referer")); err == nil && ref.Host != "" {
+		ref.Host = host
+		req.Header.Set("Referer", ref.String())
+	}
+	return i
 }

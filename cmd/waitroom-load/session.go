@@ -12,7 +12,7 @@ import (
 // rest to the target, -think apart, as clicks. False when the run ended or
 // the gateway stopped treating the visitor as admitted.
 func (v *visitor) browse(next string) bool {
-	target := v.r.cfg.target.String()
+	target := v.target.String()
 	u, ref := target, v.page
 	if n, _ := v.local(next); n != "" {
 		u = n
@@ -41,7 +41,7 @@ func (v *visitor) browse(next string) bool {
 // POST, so the gateway's cross-site refusal lets it through. A browser
 // sends Origin and Fetch Metadata; an app (-accept json) sends neither.
 func (v *visitor) leave() {
-	target := v.r.cfg.target
+	target := v.target
 	room := cmp.Or(v.r.cfg.room, v.room, v.r.stats.room())
 	var q string
 	if room != "" {

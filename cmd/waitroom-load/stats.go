@@ -108,7 +108,17 @@ type stats struct {
 	lat      [kinds]samples
 	requests [kinds]atomic.Int64
 	failures [kinds]atomic.Int64
-	cutOff   atomic.Int64 // requests stopped by the end of the grace, not errors
+	cutOff   atomic.Int64   // requests stopped by the end of the grace, not errors
+	byTarget []atomic.Int64 // requests sent to each gateway, in -target's order
+
+	// first is every arrival's first request, its join: the answer a
+	// person pressing the button waits for. A 5xx, a timeout or any other
+	// failure to answer counts in unanswered; the rest, 429 included, were
+	// answered and their latencies are first's.
+	first                samples
+	answered, unanswered atomic.Int64
+	firstMu              sync.Mutex
+	firstSent, firstRecv time.Duration // the earliest first request sent, the latest answer received
 
 	arrived, waiting, admitted, errored atomic.Int64 // the progress line's counters
 
@@ -120,9 +130,9 @@ type stats struct {
 	records []record
 }
 
-func newStats(visitors int) *stats {
+func newStats(visitors, targets int) *stats {
 	return &stats{errors: map[string]int64{}, states: map[string]int64{}, rooms: map[string]bool{},
-		records: make([]record, visitors)}
+		records: make([]record, visitors), byTarget: make([]atomic.Int64, max(targets, 1))}
 }
 
 // fail counts an error of a request of kind k.
@@ -132,6 +142,22 @@ func (s *stats) fail(k kind, what string) {
 	s.mu.Lock()
 	s.errors[k.String()+": "+what]++
 	s.mu.Unlock()
+}
+
+// firstAnswer notes an arrival's first request: a is its answer when ok.
+func (s *stats) firstAnswer(a *answer, ok bool) {
+	if !ok || a.status >= 500 {
+		s.unanswered.Add(1)
+		return
+	}
+	s.answered.Add(1)
+	s.first.add(a.recv - a.sent)
+	s.firstMu.Lock()
+	if s.firstRecv == 0 || a.sent < s.firstSent {
+		s.firstSent = a.sent
+	}
+	s.firstRecv = max(s.firstRecv, a.recv)
+	s.firstMu.Unlock()
 }
 
 // state counts an answer's state, and the room it named.

@@ -13,6 +13,13 @@ func writeText(w io.Writer, s summary, ramp string) {
 	v := s.Visitors
 	fmt.Fprintf(w, "waitroom-load: %s, %d visitors over %s, %s, then %s -> %s\n",
 		s.Profile, s.Planned, ramp, s.Accept, s.After, s.Target)
+	if len(s.Targets) > 1 {
+		per := make([]string, len(s.Targets))
+		for i, t := range s.Targets {
+			per[i] = fmt.Sprintf("%s %d requests", t, s.ByTarget[i])
+		}
+		fmt.Fprintf(w, "spread by %s over %d gateways: %s\n", s.Spread, len(s.Targets), strings.Join(per, ", "))
+	}
 	fmt.Fprintf(w, "ran %.2fs: %d arrived; %d admitted (%d straight in, %d from the line), %d still waiting, %d failed, %d left\n\n",
 		s.DurationSeconds, v.Arrived, v.Admitted, v.StraightIn, v.FromLine, v.StillWaiting, v.Failed, v.Left)
 
@@ -25,6 +32,13 @@ func writeText(w io.Writer, s summary, ramp string) {
 	}
 	fmt.Fprintf(tw, "all     \t%d\t%.1f\t\t\t\t\t%d\t\n", s.Requests, s.PerSecond, s.ErrorCount)
 	_ = tw.Flush()
+	f := s.FirstAnswer
+	verdict := "every arrival answered"
+	if !f.AllOK {
+		verdict = fmt.Sprintf("NOT every arrival answered: %d of %d", f.Answered, s.Planned)
+	}
+	fmt.Fprintf(w, "first answer: %s (%d unanswered: 5xx or no answer), %.1f per s; p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+		verdict, f.Unanswered, f.PerSecond, f.Latency.P50, f.Latency.P90, f.Latency.P99, f.Latency.Max)
 	if s.CutOff > 0 {
 		fmt.Fprintf(w, "(%d requests still in flight at the end of the grace were cut off; not errors)\n", s.CutOff)
 	}
@@ -39,6 +53,9 @@ func writeText(w io.Writer, s summary, ramp string) {
 		return
 	}
 	var why []string
+	if !s.FirstAnswer.AllOK {
+		why = append(why, fmt.Sprintf("%d of %d arrivals answered", s.FirstAnswer.Answered, s.Planned))
+	}
 	if s.ErrorCount > 0 {
 		why = append(why, fmt.Sprintf("%d errors", s.ErrorCount))
 	}

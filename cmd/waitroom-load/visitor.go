@@ -16,12 +16,14 @@ import (
 
 // visitor is one browser in the spike: its own cookie jar, the shared pool.
 type visitor struct {
-	r    *runner
-	n    int
-	rec  *record
-	c    *http.Client
-	page string // the waiting page's URL: the Referer of what the page does
-	room string
+	r      *runner
+	n      int
+	gw     int // target's index in the run's targets
+	rec    *record
+	c      *http.Client
+	target *url.URL // this visitor's gateway; with -spread request, do sends each request to the next
+	page   string   // the waiting page's URL: the Referer of what the page does
+	room   string
 }
 
 // turn is where a visitor stands after a join or a wait.
@@ -39,7 +41,9 @@ func (r *runner) newVisitor(n int) *visitor {
 		// A site's redirect is its answer; following it would also let a
 		// remote Location walk around the loopback check.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &visitor{r: r, n: n, rec: &r.stats.records[n], c: c}
+	// Round robin by arrival, as a balancer spreads new connections.
+	gw := n % len(r.cfg.targets)
+	return &visitor{r: r, n: n, gw: gw, rec: &r.stats.records[n], c: c, target: r.cfg.targets[gw]}
 }
 
 // live is the visitor's whole visit: join, wait as the page does, use the
@@ -79,8 +83,11 @@ func (v *visitor) join(again bool) (turn, bool) {
 	if again {
 		*v.rec = record{} // a new ticket starts a new story; the old one was dropped
 	}
-	v.page = v.r.cfg.target.String()
+	v.page = v.target.String()
 	a, ok := v.do(kindJoin, http.MethodGet, v.page, typed, "", nil)
+	if !again {
+		v.r.stats.firstAnswer(a, ok)
+	}
 	if !ok {
 		v.rec.failed = v.r.hard.Err() == nil // a join cut off by the end is not a failure
 		return turn{}, false
@@ -110,8 +117,13 @@ func (v *visitor) joinAnswer(a *answer) (turn, error) {
 	if a.status != http.StatusOK && a.status != http.StatusAccepted && a.status != http.StatusTooManyRequests {
 		return turn{}, fmt.Errorf("status %d (Waitroom-State %s)", a.status, a.state())
 	}
-	if len(v.c.Jar.Cookies(v.r.cfg.target)) == 0 {
-		return turn{}, fmt.Errorf("unexpected answer: no cookie kept (cookie.secure on plain HTTP?)")
+	if a.state() == "hold" {
+		// The gateway could not reach its store in time: the person sees
+		// the "hold" page, not a place in line (no ticket, no cookie).
+		return turn{}, fmt.Errorf("state hold (the gateway's store is unreachable)")
+	}
+	if len(v.c.Jar.Cookies(v.target)) == 0 {
+		return turn{}, fmt.Errorf("unexpected answer: no cookie kept (status %d, Waitroom-State %s; cookie.secure on plain HTTP?)", a.status, a.state())
 	}
 	state, room, t := a.state(), "", turn{}
 	if v.r.cfg.accept == "html" {
@@ -131,8 +143,8 @@ func (v *visitor) joinAnswer(a *answer) (turn, error) {
 		}
 		v.ticket(s.Ticket)
 		room, t.refresh, t.next, t.admitted = s.Room, seconds(s.RefreshAfter), s.Next, s.State == "admitted"
-		q := url.Values{"room": {room}, "return_to": {v.r.cfg.target.RequestURI()}}
-		t.status = v.r.cfg.target.ResolveReference(&url.URL{Path: "/.waitroom/status", RawQuery: q.Encode()}).String()
+		q := url.Values{"room": {room}, "return_to": {v.target.RequestURI()}}
+		t.status = v.target.ResolveReference(&url.URL{Path: "/.waitroom/status", RawQuery: q.Encode()}).String()
 	}
 	v.room = room
 	v.observe(kindJoin, state, room, a)
@@ -247,7 +259,7 @@ func (v *visitor) local(p string) (string, string) {
 	if err != nil {
 		return "", ""
 	}
-	return v.r.cfg.target.ResolveReference(u).String(), u.Query().Get("room")
+	return v.target.ResolveReference(u).String(), u.Query().Get("room")
 }
 
 // seconds turns a refresh in whole seconds into a delay; the page uses 5s
@@ -274,6 +286,11 @@ func (v *visitor) do(k kind, method, u string, a action, referer string, edit fu
 	if edit != nil {
 		edit(req)
 	}
+	gw := v.gw
+	if v.r.cfg.spread == "request" {
+		gw = v.r.spreadRequest(req)
+	}
+	v.r.stats.byTarget[gw].Add(1)
 	sent := v.r.since()
 	resp, err := v.c.Do(req)
 	var body []byte

@@ -130,6 +130,9 @@ func build(c *Config) (*Settings, error) {
 		p.Nest("rooms."+name+".", err)
 		s.rooms = append(s.rooms, room)
 		s.pages[name] = page
+		if w := roomBound(&p, c.Store.Kind, name, rc.ExpectedWaiting, page.RefreshMax); err == nil && w != "" {
+			s.warnings = append(s.warnings, w)
+		}
 		if ap := room.Autopilot; err == nil && ap != nil && ap.Interval < room.Tick {
 			// A step is judged at the first tick past it: the limit moves
 			// once a tick, not once an interval. Allowed (the tests run

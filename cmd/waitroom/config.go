@@ -35,6 +35,12 @@ type Config struct {
 type RoomConfig struct {
 	waitroom.RoomConfig `mapstructure:",squash" yaml:",inline"`
 	Page                web.PageConfig `mapstructure:"page" yaml:"page" json:"page"`
+	// ExpectedWaiting is how many may wait in the room at once at its
+	// peak, a hint for `waitroom check`, which warns when their polls would
+	// cost the room's Redis node more than half a core (docs/scale.md:
+	// a room is one hash slot, one core). A template's is per room filled
+	// from it. Default 0: no estimate, no warning.
+	ExpectedWaiting int64 `mapstructure:"expected_waiting" yaml:"expected_waiting" json:"expected_waiting"`
 }
 
 // ServerConfig tunes the visitor listener.
