@@ -1,0 +1,174 @@
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitroom/waitroom/waitroom"
+	"github.com/waitroom/waitroom/web"
+)
+
+// The closed label sets of the watch series (waitroom.Watcher). Every
+// value comes from these lists, never from a request, so a flood of
+// made-up User-Agents, paths or headers adds no series.
+var (
+	pageKinds   = [...]string{"waiting", "challenge"}
+	accessTypes = [...]string{"browser", "app", "api", "challenged", "refused"}
+)
+
+const (
+	pageWaiting = iota
+	pageChallenge
+)
+
+const (
+	accessBrowser = iota
+	accessApp
+	accessAPI
+	accessChallenged
+	accessRefused
+)
+
+// watchSeries are the vectors of what the gate sees of the event as it
+// runs: arrivals, waiting-page views, access types, device classes and
+// distinct visitors, by room.
+type watchSeries struct {
+	arrivals, pages, access, devices *prometheus.CounterVec
+	visitors                         *prometheus.GaugeVec
+}
+
+func (m *Metrics) defineWatch() []prometheus.Collector {
+	m.watch = watchSeries{
+		arrivals: counterVec("waitroom_arrivals_total",
+			"Newcomers: first requests that got a ticket or went straight in.", "room"),
+		pages: counterVec("waitroom_page_views_total",
+			"Waiting pages shown (page exposure): HTML waiting and challenge pages the gate served, by page (waiting, challenge).", "room", "page"),
+		access: counterVec("waitroom_access_total",
+			"How newcomers came: arrivals by client (browser, app, api), and newcomers challenged or refused by a guard.", "room", "type"),
+		devices: counterVec("waitroom_devices_total",
+			"Newcomers (arrivals, challenged, refused) by device class from the User-Agent (phone, tablet, desktop, bot, unknown).", "room", "class"),
+		visitors: gaugeVec("waitroom_visitors_last_minute",
+			"Distinct visitors whose ticket a request of the room carried in the last whole minute, on this instance (HyperLogLog, about 3% error)."),
+	}
+	return []prometheus.Collector{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.visitors}
+}
+
+// roomWatch is a room's watch series, resolved once with its roomSeries.
+type roomWatch struct {
+	arrivals prometheus.Counter
+	pages    [len(pageKinds)]prometheus.Counter
+	access   [len(accessTypes)]prometheus.Counter
+	devices  [len(deviceClasses)]prometheus.Counter
+	visitors visitors
+}
+
+func (m *Metrics) newWatch(room string) *roomWatch {
+	rw := &roomWatch{arrivals: m.watch.arrivals.WithLabelValues(room)}
+	for i, p := range pageKinds {
+		rw.pages[i] = m.watch.pages.WithLabelValues(room, p)
+	}
+	for i, a := range accessTypes {
+		rw.access[i] = m.watch.access.WithLabelValues(room, a)
+	}
+	for i, d := range deviceClasses {
+		rw.devices[i] = m.watch.devices.WithLabelValues(room, d)
+	}
+	m.watch.visitors.WithLabelValues(room)
+	return rw
+}
+
+// Seen counts what the gate decided of one of room's requests
+// (waitroom.Watcher): an arrival, by access type and device class; a
+// newcomer challenged or refused, likewise; and a waiting or challenge
+// page when one was served as HTML.
+func (m *Metrics) Seen(room string, s waitroom.Sighting) {
+	if m == nil || s.Request == nil {
+		return
+	}
+	rw := m.room(label(room)).watch
+	r := s.Request
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	// The gate's answer is a page when the door shows pages and the
+	// responder would send HTML (web.Pages.Waiting, by Accept).
+	page := s.Pages && read && !web.WantsJSON(r)
+	access := -1
+	switch {
+	case s.Challenged:
+		access = accessChallenged
+		if page {
+			rw.pages[pageChallenge].Inc()
+		}
+	case s.Refused:
+		access = accessRefused
+	case s.Arrival:
+		access = accessOf(r, read)
+		rw.arrivals.Inc()
+	}
+	if page && (s.Outcome == waitroom.OutcomeJoined || s.Outcome == waitroom.OutcomeQueued) {
+		rw.pages[pageWaiting].Inc()
+	}
+	if access >= 0 {
+		rw.access[access].Inc()
+		rw.devices[deviceOf(r.Header.Get("User-Agent"))].Inc()
+	}
+}
+
+// accessOf is an arrival's client: "app" when it asks for JSON or carries
+// its ticket in Waitroom-Token (an app without a cookie jar, client.js);
+// "browser" for a read that names HTML in Accept (a browser's navigation
+// always does); "api" for anything else: a write, or a client that names
+// neither (curl's "*/*", an SDK's default).
+func accessOf(r *http.Request, read bool) int {
+	switch {
+	case r.Header.Get(waitroom.TokenHeader) != "" || web.WantsJSON(r):
+		return accessApp
+	case read && namesHTML(r.Header.Get("Accept")):
+		return accessBrowser
+	}
+	return accessAPI
+}
+
+// namesHTML reports whether an Accept header names an HTML type, in its
+// first 1 KiB (browsers put it first).
+func namesHTML(accept string) bool {
+	if len(accept) > 1024 {
+		accept = accept[:1024]
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, _ := strings.Cut(part, ";")
+		mt = strings.TrimSpace(mt)
+		if strings.EqualFold(mt, "text/html") || strings.EqualFold(mt, "application/xhtml+xml") {
+			return true
+		}
+	}
+	return false
+}
+
+// Present adds a visitor id one of room's requests named to the room's
+// distinct-visitor sketch of the minute (waitroom.Watcher).
+func (m *Metrics) Present(room, visitor string) {
+	if m == nil || visitor == "" {
+		return
+	}
+	rw := m.room(label(room)).watch
+	rw.visitors.roll(time.Now().Unix() / 60).add(visitorHash(visitor))
+}
+
+// publishVisitors rolls room's sketch over if its minute is past and sets
+// waitroom_visitors_last_minute; Room calls it every tick, so the gauge
+// moves on even when nobody comes.
+func (m *Metrics) publishVisitors(room string) {
+	rw := m.room(room).watch
+	rw.visitors.roll(time.Now().Unix() / 60)
+	m.watch.visitors.WithLabelValues(room).Set(rw.visitors.lastMinute())
+}
+
+// watchVectors are the watch series Forget deletes for a removed room.
+func (m *Metrics) watchVectors() []deleter {
+	return []deleter{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.visitors}
+}
+
+var _ waitroom.Watcher = (*Metrics)(nil)
