@@ -56,3 +56,20 @@ func (g *Gate) watch(r *http.Request, lr *liveRoom, vt visit, o Outcome, m mode)
 	}
 	w.Seen(lr.label(), s)
 }
+
+// Watched is what one instance's Watcher counted of a room (a template's
+// rooms together, under the template's name) since it started, for the
+// dashboard; Prometheus has the same counts as series.
+type Watched struct {
+	Arrivals int64 `json:"arrivals"`
+	// ArrivalsLastMinute and VisitorsLastMinute are of the last whole
+	// minute: arrivals counted, and distinct visitors estimated.
+	ArrivalsLastMinute int64 `json:"arrivals_last_minute"`
+	VisitorsLastMinute int64 `json:"visitors_last_minute"`
+	// Pages, Access and Devices are by label value: pages "waiting" and
+	// "challenge"; access "browser", "app", "api", "challenged",
+	// "refused"; devices "phone", "tablet", "desktop", "bot", "unknown".
+	Pages   map[string]int64 `json:"page_views"`
+	Access  map[string]int64 `json:"access"`
+	Devices map[string]int64 `json:"devices"`
+}

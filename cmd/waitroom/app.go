@@ -199,7 +199,7 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
 		StoreState: func() waitroom.StoreState { return storeState(a.store, a.rooms.StoreDown()) },
 		Reload:     a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
-		Preview: a.previewLink,
+		Preview: a.previewLink, Watch: a.metrics.Watched,
 	})
 	a.admin = &http.Server{
 		Handler:           a.adminAPI,

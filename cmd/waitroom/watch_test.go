@@ -111,6 +111,18 @@ func TestWatch_ScriptedMix(t *testing.T) {
 		t.Fatalf("the watch series:\n%s", grepLines(m, "{room=")+"\n"+grepLines(m, ",room="))
 	}
 
+	// The admin API, which the dashboard reads, tells the same counts.
+	w, _ := stats(t, app, "festival")["watch"].(map[string]any)
+	access, _ := w["access"].(map[string]any)
+	devices, _ := w["devices"].(map[string]any)
+	pages, _ := w["page_views"].(map[string]any)
+	if w == nil || access["challenged"] != 4.0 || devices["bot"] != 2.0 || pages["challenge"] != 2.0 || w["arrivals"] != 0.0 {
+		t.Fatalf("the admin API's festival watch: %v", w)
+	}
+	if w, _ := stats(t, app, "concert")["watch"].(map[string]any); w["arrivals"] != 3.0 {
+		t.Fatalf("the admin API's concert watch: %v", w)
+	}
+
 	// A flood of made-up clients adds counts, never series.
 	before := seriesNames(m)
 	for i := range 200 {

@@ -20,7 +20,8 @@ const (
 // add is lock-free: each register keeps the largest rank seen, raised by
 // compare-and-swap.
 type sketch struct {
-	minute int64 // Unix minute the sketch counts
+	minute   int64 // Unix minute the sketch counts
+	arrivals atomic.Int64
 	reg    [sketchSize]atomic.Uint32
 }
 
@@ -61,6 +62,8 @@ func (s *sketch) estimate() float64 {
 type visitors struct {
 	cur  atomic.Pointer[sketch]
 	last atomic.Int64 // math.Float64bits of the last whole minute's estimate
+	// lastArrivals are the arrivals the last whole minute's sketch counted.
+	lastArrivals atomic.Int64
 }
 
 // roll starts the sketch of minute now if the current one is older, and
@@ -77,11 +80,12 @@ func (v *visitors) roll(now int64) *sketch {
 		if !v.cur.CompareAndSwap(s, next) {
 			continue
 		}
-		est := 0.0
+		est, arrivals := 0.0, int64(0)
 		if s != nil && s.minute == now-1 { // an idle minute in between counted nobody
-			est = math.Round(s.estimate())
+			est, arrivals = math.Round(s.estimate()), s.arrivals.Load()
 		}
 		v.last.Store(int64(math.Float64bits(est)))
+		v.lastArrivals.Store(arrivals)
 		return next
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/waitroom/waitroom/waitroom"
 	"github.com/waitroom/waitroom/web"
@@ -106,6 +107,7 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 	case s.Arrival:
 		access = accessOf(r, read)
 		rw.arrivals.Inc()
+		rw.visitors.roll(time.Now().Unix() / 60).arrivals.Add(1)
 	}
 	if page && (s.Outcome == waitroom.OutcomeJoined || s.Outcome == waitroom.OutcomeQueued) {
 		rw.pages[pageWaiting].Inc()
@@ -169,6 +171,46 @@ func (m *Metrics) publishVisitors(room string) {
 // watchVectors are the watch series Forget deletes for a removed room.
 func (m *Metrics) watchVectors() []deleter {
 	return []deleter{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.visitors}
+}
+
+// Watched is what this instance counted of room (a template's name for
+// the rooms it fills); false for a room it has no series of.
+func (m *Metrics) Watched(room string) (waitroom.Watched, bool) {
+	if m == nil {
+		return waitroom.Watched{}, false
+	}
+	rs, ok := m.rooms.load(label(room))
+	if !ok {
+		return waitroom.Watched{}, false
+	}
+	rw := rs.watch
+	w := waitroom.Watched{
+		Arrivals:           value(rw.arrivals),
+		ArrivalsLastMinute: rw.visitors.lastArrivals.Load(),
+		VisitorsLastMinute: int64(rw.visitors.lastMinute()),
+		Pages:              counts(pageKinds[:], rw.pages[:]),
+		Access:             counts(accessTypes[:], rw.access[:]),
+		Devices:            counts(deviceClasses[:], rw.devices[:]),
+	}
+	return w, true
+}
+
+func counts(names []string, cs []prometheus.Counter) map[string]int64 {
+	out := make(map[string]int64, len(names))
+	for i, n := range names {
+		out[n] = value(cs[i])
+	}
+	return out
+}
+
+// value reads a counter, for the dashboard: a few a room every few
+// seconds, so the allocation of Write does not matter.
+func value(c prometheus.Counter) int64 {
+	var d dto.Metric
+	if c.Write(&d) != nil || d.Counter == nil {
+		return 0
+	}
+	return int64(d.Counter.GetValue())
 }
 
 var _ waitroom.Watcher = (*Metrics)(nil)
