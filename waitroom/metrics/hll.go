@@ -22,7 +22,7 @@ const (
 type sketch struct {
 	minute   int64 // Unix minute the sketch counts
 	arrivals atomic.Int64
-	reg    [sketchSize]atomic.Uint32
+	reg      [sketchSize]atomic.Uint32
 }
 
 func (s *sketch) add(h uint64) {
