@@ -3,10 +3,17 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/waitroom/waitroom/waitroom/metrics/geotest"
 )
 
 // The User-Agents of the scripted crowd, as real clients send them.
@@ -178,4 +185,52 @@ func seriesNames(page string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// With geo.db_file, newcomers count by the country of the address the front
+// door believed (X-Forwarded-For from a trusted proxy here): two regions of
+// a generated database, and "unknown" for an address it does not hold.
+func TestWatch_Regions(t *testing.T) {
+	_, site := newUpstream(t)
+	db := geotest.Write(t, map[string]string{"198.51.100.0/24": "KR", "203.0.113.0/24": "JP"})
+	cfg := strings.Replace(watchConfig(site.URL), "listen: \"127.0.0.1:0\"\n",
+		"listen: \"127.0.0.1:0\"\nserver: { trusted_proxies: [127.0.0.1/32] }\ngeo: { db_file: "+strconv.Quote(db)+" }\n", 1)
+	app, base := startGateway(t, cfg)
+	for _, c := range []struct{ client, ua string }{
+		{"198.51.100.7", uaIPhone}, {"198.51.100.8", uaAndroid}, {"203.0.113.9", uaWindows}, {"192.0.2.1", uaIPad},
+	} {
+		newVisitor(t, base).do("GET", "/events/1", "X-Forwarded-For", c.client, "Accept", acceptHTML, "User-Agent", c.ua)
+	}
+	m := metricsText(t, app)
+	for series, want := range map[string]int{
+		`waitroom_regions_total{country="KR",room="concert"}`:      2,
+		`waitroom_regions_total{country="JP",room="concert"}`:      1,
+		`waitroom_regions_total{country="unknown",room="concert"}`: 1,
+		`waitroom_arrivals_total{room="concert"}`:                  4, // none polled, so none is placed: the line is not full
+	} {
+		if got := seriesValue(t, m, series); got != want {
+			t.Errorf("%s = %d, want %d", series, got, want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("the series:\n%s", grepLines(m, "waitroom_regions")+"\n"+grepLines(m, "waitroom_access"))
+	}
+}
+
+// A geo.db_file that is no database stops the start, naming the file.
+func TestWatch_RegionsBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.mmdb")
+	if err := os.WriteFile(path, []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig("test.yaml", []byte(watchConfig("http://127.0.0.1:1")+"geo: { db_file: "+strconv.Quote(path)+" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app, err := NewApp(cfg, zap.NewNop()); err == nil || !strings.Contains(err.Error(), "junk.mmdb") {
+		if app != nil {
+			app.Close()
+		}
+		t.Fatalf("NewApp with a junk geo.db_file: %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,8 +38,10 @@ const (
 // runs: arrivals, waiting-page views, access types, device classes and
 // distinct visitors, by room.
 type watchSeries struct {
-	arrivals, pages, access, devices *prometheus.CounterVec
-	visitors                         *prometheus.GaugeVec
+	arrivals, pages, access, devices, regions *prometheus.CounterVec
+	visitors                                  *prometheus.GaugeVec
+	// geo is the database regions are read from (SetGeo); nil for none.
+	geo atomic.Pointer[Geo]
 }
 
 func (m *Metrics) defineWatch() []prometheus.Collector {
@@ -51,10 +54,12 @@ func (m *Metrics) defineWatch() []prometheus.Collector {
 			"How newcomers came: arrivals by client (browser, app, api), and newcomers challenged or refused by a guard.", "room", "type"),
 		devices: counterVec("waitroom_devices_total",
 			"Newcomers (arrivals, challenged, refused) by device class from the User-Agent (phone, tablet, desktop, bot, unknown).", "room", "class"),
+		regions: counterVec("waitroom_regions_total",
+			"Newcomers (arrivals, challenged, refused) by the country geo.db_file gives their address (ISO 3166 code, other, unknown); none without the file.", "room", "country"),
 		visitors: gaugeVec("waitroom_visitors_last_minute",
 			"Distinct visitors whose ticket a request of the room carried in the last whole minute, on this instance (HyperLogLog, about 3% error)."),
 	}
-	return []prometheus.Collector{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.visitors}
+	return []prometheus.Collector{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.regions, m.watch.visitors}
 }
 
 // roomWatch is a room's watch series, resolved once with its roomSeries.
@@ -115,6 +120,9 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 	if access >= 0 {
 		rw.access[access].Inc()
 		rw.devices[deviceOf(r.Header.Get("User-Agent"))].Inc()
+		if g := m.watch.geo.Load(); g != nil {
+			m.watch.regions.WithLabelValues(label(room), g.Country(clientOf(r))).Inc()
+		}
 	}
 }
 
@@ -170,7 +178,16 @@ func (m *Metrics) publishVisitors(room string) {
 
 // watchVectors are the watch series Forget deletes for a removed room.
 func (m *Metrics) watchVectors() []deleter {
-	return []deleter{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.visitors}
+	return []deleter{m.watch.arrivals, m.watch.pages, m.watch.access, m.watch.devices, m.watch.regions, m.watch.visitors}
+}
+
+// SetGeo makes Seen count newcomers by country from g (nil: stop). The
+// application sets it once, at start (geo.db_file needs a restart), and
+// closes g only when no request runs any more.
+func (m *Metrics) SetGeo(g *Geo) {
+	if m != nil {
+		m.watch.geo.Store(g)
+	}
 }
 
 // Watched is what this instance counted of room (a template's name for
