@@ -44,7 +44,7 @@
 //	waitroom_page_views_total{room,page}              counter   page: waiting, challenge (HTML pages served)
 //	waitroom_access_total{room,type}                  counter   type: browser, app, api (arrivals), challenged, refused
 //	waitroom_devices_total{room,class}                counter   class: phone, tablet, desktop, bot, unknown (DeviceClass)
-//	waitroom_regions_total{room,country}              counter   country: ISO code, other, unknown (with geo.db_file only)
+//	waitroom_regions_total{room,country}              counter   country: ISO code, other, unknown (all, without geo.db_file)
 //	waitroom_visitors_last_minute{room}               gauge     distinct tickets seen in the last whole minute (HyperLogLog)
 //
 // A room filled in from a template ("event-123" from "event-{id}") is

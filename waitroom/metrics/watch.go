@@ -55,7 +55,7 @@ func (m *Metrics) defineWatch() []prometheus.Collector {
 		devices: counterVec("waitroom_devices_total",
 			"Newcomers (arrivals, challenged, refused) by device class from the User-Agent (phone, tablet, desktop, bot, unknown).", "room", "class"),
 		regions: counterVec("waitroom_regions_total",
-			"Newcomers (arrivals, challenged, refused) by the country geo.db_file gives their address (ISO 3166 code, other, unknown); none without the file.", "room", "country"),
+			"Newcomers (arrivals, challenged, refused) by the country geo.db_file gives their address (ISO 3166 code, other, unknown; all unknown without the file).", "room", "country"),
 		visitors: gaugeVec("waitroom_visitors_last_minute",
 			"Distinct visitors whose ticket a request of the room carried in the last whole minute, on this instance (HyperLogLog, about 3% error)."),
 	}
@@ -68,7 +68,10 @@ type roomWatch struct {
 	pages    [len(pageKinds)]prometheus.Counter
 	access   [len(accessTypes)]prometheus.Counter
 	devices  [len(deviceClasses)]prometheus.Counter
-	visitors visitors
+	// unknownRegion is the country "unknown", exported from the start: a
+	// newcomer's region without geo.db_file, or one the file lacks.
+	unknownRegion prometheus.Counter
+	visitors      visitors
 }
 
 func (m *Metrics) newWatch(room string) *roomWatch {
@@ -82,6 +85,7 @@ func (m *Metrics) newWatch(room string) *roomWatch {
 	for i, d := range deviceClasses {
 		rw.devices[i] = m.watch.devices.WithLabelValues(room, d)
 	}
+	rw.unknownRegion = m.watch.regions.WithLabelValues(room, "unknown")
 	m.watch.visitors.WithLabelValues(room)
 	return rw
 }
@@ -120,8 +124,14 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 	if access >= 0 {
 		rw.access[access].Inc()
 		rw.devices[deviceOf(r.Header.Get("User-Agent"))].Inc()
+		country := "unknown"
 		if g := m.watch.geo.Load(); g != nil {
-			m.watch.regions.WithLabelValues(label(room), g.Country(clientOf(r))).Inc()
+			country = g.Country(clientOf(r))
+		}
+		if country == "unknown" {
+			rw.unknownRegion.Inc()
+		} else {
+			m.watch.regions.WithLabelValues(label(room), country).Inc()
 		}
 	}
 }
