@@ -103,7 +103,8 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	// The gate's answer is a page when the door shows pages and the
 	// responder would send HTML (web.Pages.Waiting, by Accept).
-	page := s.Pages && read && !web.WantsJSON(r)
+	json := web.WantsJSON(r)
+	page := s.Pages && read && !json
 	access := -1
 	switch {
 	case s.Challenged:
@@ -114,7 +115,7 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 	case s.Refused:
 		access = accessRefused
 	case s.Arrival:
-		access = accessOf(r, read)
+		access = accessOf(r, read, json)
 		rw.arrivals.Inc()
 		rw.visitors.roll(time.Now().Unix() / 60).arrivals.Add(1)
 	}
@@ -141,9 +142,9 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 // "browser" for a read that names HTML in Accept (a browser's navigation
 // always does); "api" for anything else: a write, or a client that names
 // neither (curl's "*/*", an SDK's default).
-func accessOf(r *http.Request, read bool) int {
+func accessOf(r *http.Request, read, json bool) int {
 	switch {
-	case r.Header.Get(waitroom.TokenHeader) != "" || web.WantsJSON(r):
+	case json || r.Header.Get(waitroom.TokenHeader) != "":
 		return accessApp
 	case read && namesHTML(r.Header.Get("Accept")):
 		return accessBrowser
