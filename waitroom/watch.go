@@ -72,4 +72,7 @@ type Watched struct {
 	Pages   map[string]int64 `json:"page_views"`
 	Access  map[string]int64 `json:"access"`
 	Devices map[string]int64 `json:"devices"`
+	// Regions are by country (geo.db_file's ISO code, "other",
+	// "unknown"): the countries seen so far, "unknown" always.
+	Regions map[string]int64 `json:"regions"`
 }

@@ -215,6 +215,10 @@ func TestWatch_Regions(t *testing.T) {
 	if t.Failed() {
 		t.Fatalf("the series:\n%s", grepLines(m, "waitroom_regions")+"\n"+grepLines(m, "waitroom_access"))
 	}
+	w, _ := stats(t, app, "concert")["watch"].(map[string]any)
+	if rg, _ := w["regions"].(map[string]any); rg["KR"] != 2.0 || rg["JP"] != 1.0 || rg["unknown"] != 1.0 || len(rg) != 3 {
+		t.Fatalf("the admin API's regions: %v", w)
+	}
 }
 
 // A geo.db_file that is no database stops the start, naming the file.

@@ -68,10 +68,11 @@ type roomWatch struct {
 	pages    [len(pageKinds)]prometheus.Counter
 	access   [len(accessTypes)]prometheus.Counter
 	devices  [len(deviceClasses)]prometheus.Counter
-	// unknownRegion is the country "unknown", exported from the start: a
-	// newcomer's region without geo.db_file, or one the file lacks.
-	unknownRegion prometheus.Counter
-	visitors      visitors
+	// regions are the room's countries seen so far, "unknown" from the
+	// start (a newcomer's region without geo.db_file, or one the file
+	// lacks): at most 678 keys (Geo.Country).
+	regions  index[prometheus.Counter]
+	visitors visitors
 }
 
 func (m *Metrics) newWatch(room string) *roomWatch {
@@ -85,7 +86,7 @@ func (m *Metrics) newWatch(room string) *roomWatch {
 	for i, d := range deviceClasses {
 		rw.devices[i] = m.watch.devices.WithLabelValues(room, d)
 	}
-	rw.unknownRegion = m.watch.regions.WithLabelValues(room, "unknown")
+	rw.region(m, room, "unknown")
 	m.watch.visitors.WithLabelValues(room)
 	return rw
 }
@@ -129,12 +130,18 @@ func (m *Metrics) Seen(room string, s waitroom.Sighting) {
 		if g := m.watch.geo.Load(); g != nil {
 			country = g.Country(clientOf(r))
 		}
-		if country == "unknown" {
-			rw.unknownRegion.Inc()
-		} else {
-			m.watch.regions.WithLabelValues(label(room), country).Inc()
-		}
+		rw.region(m, label(room), country).Inc()
 	}
+}
+
+// region is the room's counter of country; room is already labelled.
+func (rw *roomWatch) region(m *Metrics, room, country string) prometheus.Counter {
+	if c, ok := rw.regions.load(country); ok {
+		return c
+	}
+	return rw.regions.get(country, func(country string) prometheus.Counter {
+		return m.watch.regions.WithLabelValues(room, country)
+	})
 }
 
 // accessOf is an arrival's client: "app" when it asks for JSON or carries
@@ -219,6 +226,12 @@ func (m *Metrics) Watched(room string) (waitroom.Watched, bool) {
 		Pages:              counts(pageKinds[:], rw.pages[:]),
 		Access:             counts(accessTypes[:], rw.access[:]),
 		Devices:            counts(deviceClasses[:], rw.devices[:]),
+		Regions:            map[string]int64{},
+	}
+	if p := rw.regions.m.Load(); p != nil {
+		for country, c := range *p {
+			w.Regions[country] = value(c)
+		}
 	}
 	return w, true
 }

@@ -195,22 +195,29 @@
     setText(f['w-challenge'], p.challenge ? tr('acc_challenged') + ' ' + num(p.challenge) : '');
     bars(c, 'access', ACCESS, 'acc_', w.access || {});
     bars(c, 'devices', DEVICES, 'dev_', w.devices || {});
+    // Regions: the six countries with the most newcomers, then "unknown"
+    // (always there: all of them without geo.db_file).
+    const rg = w.regions || {};
+    const top = Object.keys(rg).filter((k) => k !== 'unknown' && rg[k] > 0).sort((a, b) => rg[b] - rg[a] || (a < b ? -1 : 1)).slice(0, 6);
+    bars(c, 'regions', top.concat('unknown'), 'reg_', rg);
   }
 
   // bars draws one labelled bar a key in the card's figure data-bars=kind,
-  // made once and then only resized.
+  // made again only when the keys change, else only resized. A key without
+  // words of its own (a country code) is its own label.
   function bars(c, kind, keys, prefix, counts) {
     c.bars = c.bars || {};
     let rows = c.bars[kind];
-    if (!rows) {
+    if (!rows || rows.map((r) => r.k).join() !== keys.join()) {
       const fig = c.el.querySelector('[data-bars="' + kind + '"]'), NS = 'http://www.w3.org/2000/svg';
+      fig.querySelectorAll('.bar').forEach((n) => n.remove());
       rows = c.bars[kind] = keys.map((k) => {
         const row = document.createElement('div'), name = document.createElement('span');
         const svg = document.createElementNS(NS, 'svg'), track = document.createElementNS(NS, 'rect');
         const fill = document.createElementNS(NS, 'rect'), n = document.createElement('b');
         row.className = 'bar';
         row.dataset.k = k;
-        name.textContent = tr(prefix + k);
+        name.textContent = T[prefix + k] ? tr(prefix + k) : k;
         svg.setAttribute('aria-hidden', 'true');
         track.setAttribute('class', 'track');
         fill.setAttribute('class', 'fill');
