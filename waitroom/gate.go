@@ -176,6 +176,7 @@ func (g *Gate) serve(w http.ResponseWriter, r *http.Request, lr *liveRoom, next 
 		vt.refused, vt.retry, vt.v.ID, o = AnswerFull, fullRetry, "", OutcomeRefused
 	}
 	g.record(r, lr, o, vt.v.ID)
+	g.watch(r, lr, vt, o, m)
 	switch o {
 	case OutcomeError:
 		return // the visitor went away; nothing to answer

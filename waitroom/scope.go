@@ -60,6 +60,9 @@ func Scoped(r *http.Request) (*http.Request, *Scope) {
 // scope, for the access log. visitor is the visitor id, "" for none.
 func Record(r *http.Request, obs Observer, label, room string, o Outcome, visitor string) {
 	obs.Request(label, o)
+	if w, ok := obs.(Watcher); ok && visitor != "" {
+		w.Present(label, visitor)
+	}
 	sc := ScopeOf(r.Context())
 	if sc == nil {
 		return

@@ -49,6 +49,9 @@ type AdminOptions struct {
 	Preview PreviewLinker
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
+	// Watch reads what the metrics counted of a room's newcomers
+	// (metrics.Metrics.Watched), shown as the room's "watch"; nil for none.
+	Watch func(room string) (waitroom.Watched, bool)
 	// Ready reports whether the gateway can serve, and lines for /readyz's
 	// body after "ready" (the store's state, what an operator should fix).
 	// nil is always ready.

@@ -53,6 +53,9 @@ type RoomView struct {
 	Guards     GuardsView          `json:"guards"`
 	// Autopilot is where the room's autopilot stands; absent without one.
 	Autopilot *AutopilotView `json:"autopilot,omitempty"`
+	// Watch is what this instance saw of the room's newcomers (a
+	// template's rooms together); absent without metrics.
+	Watch *waitroom.Watched `json:"watch,omitempty"`
 }
 
 // TemplateView is a room template: how many rooms it fills on this
@@ -158,6 +161,15 @@ func (a *admin) view(name string) RoomView {
 	}
 	v.Guards = guards(info.Room, st)
 	v.Autopilot = autopilotView(eff.Autopilot)
+	if a.Watch != nil {
+		label := name
+		if v.Template != "" {
+			label = v.Template // the metrics count a template's rooms under its name
+		}
+		if w, ok := a.Watch(label); ok {
+			v.Watch = &w
+		}
+	}
 	return v
 }
 

@@ -39,12 +39,14 @@ type App struct {
 	// (admin.ready_requires_store).
 	readyRequiresStore bool
 	metrics            *metrics.Metrics
-	rooms              *waitroom.Rooms
-	gen                atomic.Pointer[generation]
-	path               string // the file to reload from; "" for none
-	watch              bool   // reload when the file changes, too
-	loaded             []byte // the file as last loaded, so an unchanged file is a no-op
-	reloadMu           sync.Mutex
+	// geo is geo.db_file's database, read at start; nil without one.
+	geo      *metrics.Geo
+	rooms    *waitroom.Rooms
+	gen      atomic.Pointer[generation]
+	path     string // the file to reload from; "" for none
+	watch    bool   // reload when the file changes, too
+	loaded   []byte // the file as last loaded, so an unchanged file is a no-op
+	reloadMu sync.Mutex
 	// refused: the last reload refused the file (under reloadMu), so the
 	// next good one says the file is valid again.
 	refused bool
@@ -88,6 +90,12 @@ func NewApp(cfg *Settings, log *zap.Logger) (a *App, err error) {
 	a.metrics.BuildInfo(buildVersion())
 	if a.access, err = openAccessLog(cfg.Log.Access); err != nil {
 		return nil, err
+	}
+	if cfg.Geo.DBFile != "" {
+		if a.geo, err = metrics.OpenGeo(cfg.Geo.DBFile); err != nil {
+			return nil, err
+		}
+		a.metrics.SetGeo(a.geo)
 	}
 	// Declared whatever the store: a dashboard's panel reads 0, not "No
 	// data", on the memory store too (which never fails).
@@ -199,7 +207,7 @@ func (a *App) listen(cfg *Settings, log *zap.Logger) (err error) {
 		Pages: gen.pages, Metrics: a.metrics.Handler(), Ready: a.ready, Log: log.Named("admin"), Definer: a,
 		StoreState: func() waitroom.StoreState { return storeState(a.store, a.rooms.StoreDown()) },
 		Reload:     a.ReloadNow, JWKS: func() http.Handler { return a.current().jwks() },
-		Preview: a.previewLink,
+		Preview: a.previewLink, Watch: a.metrics.Watched,
 	})
 	a.admin = &http.Server{
 		Handler:           a.adminAPI,
@@ -411,6 +419,7 @@ func (a *App) Close() error {
 		}
 	}
 	_ = a.access.Close()
+	_ = a.geo.Close() // nil without geo.db_file
 	if a.hooks != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		a.hooks.close(ctx)

@@ -29,6 +29,17 @@ type Config struct {
 	Webhooks  []webhook.Config                `mapstructure:"webhooks" yaml:"webhooks" json:"webhooks"`
 	// WebhookDelivery is how webhooks are queued, sent and retried.
 	WebhookDelivery webhook.DeliveryConfig `mapstructure:"webhook_delivery" yaml:"webhook_delivery" json:"webhook_delivery"`
+	Geo             GeoConfig              `mapstructure:"geo" yaml:"geo" json:"geo"`
+}
+
+// GeoConfig is where newcomers' regions are read from.
+type GeoConfig struct {
+	// DBFile is a MaxMind-format database (.mmdb: GeoLite2-Country,
+	// GeoIP2-City, DB-IP's, or the site's own) whose country.iso_code
+	// labels waitroom_regions_total; "" counts no regions. Read at start
+	// (a change needs a restart); nothing is downloaded: the operator keeps
+	// the file current.
+	DBFile string `mapstructure:"db_file" yaml:"db_file" json:"db_file"`
 }
 
 // RoomConfig is one room: the admission settings and its page.

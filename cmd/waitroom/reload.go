@@ -167,17 +167,20 @@ func needsRestart(old, cur *Config) []string {
 	if !reflect.DeepEqual(old.TLS, cur.TLS) {
 		keys = append(keys, "tls")
 	}
+	if old.Geo != cur.Geo {
+		keys = append(keys, "geo")
+	}
 	return keys
 }
 
 // keepRunning puts back what only a restart can change, so the settings in
 // service say what runs: the listeners, the store (but for on_error,
-// open_after and session_cache, which a reload applies), the server and
-// the log.
+// open_after and session_cache, which a reload applies), the server, the
+// log and geo.db_file.
 func (s *Settings) keepRunning(old *Settings) {
 	c := *s.Config
 	admin := c.Admin
-	c.Listen, c.Admin, c.Server, c.Log, c.TLS = old.Listen, old.Admin, old.Server, old.Log, old.TLS
+	c.Listen, c.Admin, c.Server, c.Log, c.TLS, c.Geo = old.Listen, old.Admin, old.Server, old.Log, old.TLS, old.Geo
 	c.Admin.Token, c.Admin.TokenFile = admin.Token, admin.TokenFile
 	c.Admin.ReleaseToken, c.Admin.ReleaseTokenFile = admin.ReleaseToken, admin.ReleaseTokenFile
 	onError, openAfter, cache := c.Store.OnError, c.Store.OpenAfter, c.Store.SessionCache

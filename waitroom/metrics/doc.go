@@ -40,6 +40,12 @@
 //	waitroom_autopilot_latency_seconds{room}          gauge     the site's latency at its percentile, last step
 //	waitroom_autopilot_error_share{room}              gauge     the share of admitted requests that failed, last step
 //	waitroom_autopilot_frozen{room}                   gauge     1 while the store is unreachable and the limit held
+//	waitroom_arrivals_total{room}                     counter   first requests that got a ticket or went straight in
+//	waitroom_page_views_total{room,page}              counter   page: waiting, challenge (HTML pages served)
+//	waitroom_access_total{room,type}                  counter   type: browser, app, api (arrivals), challenged, refused
+//	waitroom_devices_total{room,class}                counter   class: phone, tablet, desktop, bot, unknown (DeviceClass)
+//	waitroom_regions_total{room,country}              counter   country: ISO code, other, unknown (all, without geo.db_file)
+//	waitroom_visitors_last_minute{room}               gauge     distinct tickets seen in the last whole minute (HyperLogLog)
 //
 // A room filled in from a template ("event-123" from "event-{id}") is
 // counted under its template's name, so series do not grow with events.

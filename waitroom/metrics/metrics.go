@@ -53,6 +53,7 @@ type Metrics struct {
 	// waits and sessions are how long people waited and stayed, by room.
 	waits, sessions *prometheus.HistogramVec
 	auto            autopilotSeries
+	watch           watchSeries
 	lifecycle
 
 	// Children resolved once, so recording does no label hashing.
@@ -78,6 +79,7 @@ func New() *Metrics {
 	)
 	m.reg.MustRegister(m.defineLifecycle()...)
 	m.reg.MustRegister(m.defineAutopilot()...)
+	m.reg.MustRegister(m.defineWatch()...)
 	m.resolve()
 	m.declareWebhooks()
 	// Built once: InstrumentMetricHandler registers its own counters, and

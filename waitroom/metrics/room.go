@@ -63,6 +63,7 @@ func (m *Metrics) Room(room string, st waitroom.Stats) {
 	m.queue.WithLabelValues(room).Set(float64(st.Waiting))
 	m.active.WithLabelValues(room).Set(float64(st.Active))
 	m.lastMinute.WithLabelValues(room).Set(float64(st.AdmittedLastMinute))
+	m.publishVisitors(room)
 }
 
 // Forget deletes every series of room, for a room a reload removed, so
@@ -81,6 +82,9 @@ func (m *Metrics) Forget(room string) {
 			m.queue, m.active, m.lastMinute, m.refusals, m.sessionRefs, m.challenges, m.restores, m.templateRooms,
 			m.waits, m.sessions,
 		} {
+			v.DeletePartialMatch(l)
+		}
+		for _, v := range m.watchVectors() {
 			v.DeletePartialMatch(l)
 		}
 		m.forgetAutopilot(l)

@@ -62,6 +62,7 @@ type roomSeries struct {
 	admissions   prometheus.Counter
 	abandonments prometheus.Counter
 	expiries     prometheus.Counter
+	watch        *roomWatch
 }
 
 func (m *Metrics) newRoom(room string) *roomSeries {
@@ -69,6 +70,7 @@ func (m *Metrics) newRoom(room string) *roomSeries {
 		admissions:   m.admissions.WithLabelValues(room),
 		abandonments: m.abandonments.WithLabelValues(room),
 		expiries:     m.expiries.WithLabelValues(room),
+		watch:        m.newWatch(room),
 	}
 	for i, d := range decisions {
 		rs.requests[i] = m.requests.WithLabelValues(room, d)

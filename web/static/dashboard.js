@@ -171,9 +171,70 @@
     btn.classList.toggle('primary', paused);
     c.el.querySelector('[data-act="reset"]').disabled = !r.override;
     autopilot(c, r.autopilot);
+    watch(c, r.watch);
     sync(c, 'max_active', eff.max_active);
     sync(c, 'admit_rate', eff.admit_rate);
     if (c.hist) draw(c);
+  }
+
+  // watch shows what this instance counted of the room's newcomers (the
+  // API's "watch", absent without metrics): the last whole minute's
+  // arrivals and distinct visitors, the waiting pages shown, and the
+  // access types and device classes as bars scaled to the largest.
+  const ACCESS = ['browser', 'app', 'api', 'challenged', 'refused'];
+  const DEVICES = ['phone', 'tablet', 'desktop', 'bot', 'unknown'];
+  function watch(c, w) {
+    const f = c.f;
+    f.watch.hidden = !w;
+    if (!w) return;
+    setText(f['w-arrivals'], num(w.arrivals_last_minute));
+    setText(f['w-arrivals-total'], tr('w_total', { n: num(w.arrivals) }));
+    setText(f['w-visitors'], num(w.visitors_last_minute));
+    const p = w.page_views || {};
+    setText(f['w-pages'], num(p.waiting));
+    setText(f['w-challenge'], p.challenge ? tr('acc_challenged') + ' ' + num(p.challenge) : '');
+    bars(c, 'access', ACCESS, 'acc_', w.access || {});
+    bars(c, 'devices', DEVICES, 'dev_', w.devices || {});
+    // Regions: the six countries with the most newcomers, then "unknown"
+    // (always there: all of them without geo.db_file).
+    const rg = w.regions || {};
+    const top = Object.keys(rg).filter((k) => k !== 'unknown' && rg[k] > 0).sort((a, b) => rg[b] - rg[a] || (a < b ? -1 : 1)).slice(0, 6);
+    bars(c, 'regions', top.concat('unknown'), 'reg_', rg);
+  }
+
+  // bars draws one labelled bar a key in the card's figure data-bars=kind,
+  // made again only when the keys change, else only resized. A key without
+  // words of its own (a country code) is its own label.
+  function bars(c, kind, keys, prefix, counts) {
+    c.bars = c.bars || {};
+    let rows = c.bars[kind];
+    if (!rows || rows.map((r) => r.k).join() !== keys.join()) {
+      const fig = c.el.querySelector('[data-bars="' + kind + '"]'), NS = 'http://www.w3.org/2000/svg';
+      fig.querySelectorAll('.bar').forEach((n) => n.remove());
+      rows = c.bars[kind] = keys.map((k) => {
+        const row = document.createElement('div'), name = document.createElement('span');
+        const svg = document.createElementNS(NS, 'svg'), track = document.createElementNS(NS, 'rect');
+        const fill = document.createElementNS(NS, 'rect'), n = document.createElement('b');
+        row.className = 'bar';
+        row.dataset.k = k;
+        name.textContent = T[prefix + k] ? tr(prefix + k) : k;
+        svg.setAttribute('aria-hidden', 'true');
+        track.setAttribute('class', 'track');
+        fill.setAttribute('class', 'fill');
+        for (const r of [track, fill]) { r.setAttribute('height', '100%'); r.setAttribute('width', '100%'); }
+        fill.setAttribute('width', '0');
+        svg.append(track, fill);
+        row.append(name, svg, n);
+        fig.append(row);
+        return { k, fill, n };
+      });
+    }
+    const top = Math.max(1, ...keys.map((k) => counts[k] || 0));
+    for (const r of rows) {
+      const v = counts[r.k] || 0;
+      r.fill.setAttribute('width', (100 * v / top).toFixed(1) + '%');
+      setText(r.n, num(v));
+    }
   }
 
   // autopilot shows where the room's autopilot stands: its limit between
