@@ -362,6 +362,12 @@ type Stats struct {
 	// position from above, and Low only rises (a batched join's answer
 	// before its place is written, joinbatch.go).
 	Low int64
+	// Floor is the lowest number that may still take its place (the
+	// first above the placement window's floor); 0 when the store cannot
+	// tell. The places ahead of ticket t number at most Waiting, and the
+	// pending ones at most t-Floor: a second bound where Low is an old
+	// place far ahead of t.
+	Floor int64
 }
 
 // MaxLeftTickets bounds Stats.LeftTickets.

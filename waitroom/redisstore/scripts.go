@@ -98,7 +98,7 @@ func mustRead(name string) string {
 // tickets of those who left (its last element counts the first tickets).
 const (
 	decideShort = 9
-	statsShort  = 19
+	statsShort  = 20
 )
 
 func replyInts(name string, reply any, dst []int64) error {

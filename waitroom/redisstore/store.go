@@ -339,7 +339,7 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
 		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
-		Counter: r[15], HighestAdmitted: r[16], Low: r[17],
+		Counter: r[15], HighestAdmitted: r[16], Low: r[17], Floor: r[18],
 	}
 	h := int(min(max(r[statsShort-1], 0), waitroom.MaxHead))
 	copy(st.Head[:], r[statsShort:statsShort+h])
