@@ -95,6 +95,14 @@ func (b *joinBatch) queued() int64 {
 	return int64(len(b.queue))
 }
 
+// busy reports whether the next tick has places to write or numbers to
+// release: a room that sleeps (sleep.go) must tick first.
+func (b *joinBatch) busy() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) > 0 || len(b.tails) > 0 || b.next > 0
+}
+
 // enqueue queues v's place for the next tick, once per visitor; false
 // when the queue is full.
 func (b *joinBatch) enqueue(v Visitor) bool {

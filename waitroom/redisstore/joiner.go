@@ -64,17 +64,12 @@ func (s *Store) place(ctx context.Context, room string, lim waitroom.Limits, ps 
 		return nil, err
 	}
 	keys := s.cache.keys(s.prefix, room)
-	tag := keys[0][:len(keys[0])-len(keyNames[0])]
-	keys = keys[:len(keys):len(keys)]
-	index := map[string]int{}
-	keyOf := func(name string) int {
-		if i, ok := index[name]; ok {
-			return i
-		}
-		keys = append(keys, name)
-		index[name] = len(keys) // KEYS counts from 1
-		return len(keys)
+	quota, other := keys[0], keys[0]
+	if !lim.JoinLimit.IsUnlimited() {
+		tag := keys[0][:len(keys[0])-len(keyNames[0])]
+		quota, other = tag+quotaHashes[0], tag+quotaHashes[1]
 	}
+	keys = append(keys[:len(keys):len(keys)], quota, keys[0], other)
 	base := s.cache.limitArgs(lim)
 	args := make([]any, len(base), len(base)+2+2*len(release)+placeFields*len(ps))
 	copy(args, base)
@@ -84,14 +79,7 @@ func (s *Store) place(ctx context.Context, room string, lim waitroom.Limits, ps 
 	}
 	for _, p := range ps {
 		v := p.Visitor
-		quota, block := 0, 0
-		if v.Network != "" && !lim.JoinLimit.IsUnlimited() {
-			quota = keyOf(tag + "q:" + v.Network)
-			if v.Block != "" {
-				block = keyOf(tag + "b:" + v.Block)
-			}
-		}
-		args = append(args, v.ID, v.Ticket, unixMicros(v.Issued), flag(v.Loose), quota, block, v.Client)
+		args = append(args, v.ID, v.Ticket, unixMicros(v.Issued), flag(v.Loose), v.Network, v.Block, v.Client)
 	}
 	dst := make([]int64, placeReply*len(ps)+placeTrailer)
 	reply, err := placeScript.Run(ctx, s.client, keys, args...).Result()

@@ -3,9 +3,10 @@
 -- block's multiple (waitroom.BlockFactor), the number of spans to release
 -- and their first and last numbers, then the tickets brought back, FIELDS
 -- each: the visitor's id, its ticket (0 for a loose one), when it was
--- issued (microseconds), loose (1/0), the KEYS index of its network's
--- quota key and of its block's (0 for none), its client's key ('' for
--- none). KEYS: the room's (prelude.lua), then the batch's quota keys.
+-- issued (microseconds), loose (1/0), its network's key and its block's
+-- ('' for none), its client's key ('' for none). KEYS: the room's
+-- (prelude.lua), then the join quotas' two hashes at 14 and 16 (K_QA and
+-- K_QB in common.lua; K_META for a room without join_limit).
 -- Reply: REPLY integers per ticket in the order given: {state (S_),
 -- ticket, position, session end or retry after (microseconds), flags
 -- (F_, and F_ASK: the store wants the visitor's own decide.lua), refusal
@@ -100,7 +101,7 @@ local items = {}
 for i = 1, n do
   local o = at + (i - 1) * FIELDS
   items[i] = {i = i, id = ARGV[o], t = tonumber(ARGV[o + 1]), issued = tonumber(ARGV[o + 2]),
-    loose = ARGV[o + 3] == '1', kq = tonumber(ARGV[o + 4]), kb = tonumber(ARGV[o + 5]), client = ARGV[o + 6]}
+    loose = ARGV[o + 3] == '1', net = ARGV[o + 4], block = ARGV[o + 5], client = ARGV[o + 6]}
 end
 table.sort(items, function(a, b)
   if a.loose ~= b.loose then
@@ -180,30 +181,33 @@ for c = 1, #numbered, CHUNK do
   end
 end
 
--- The quotas of the batch's networks and blocks, read at once.
-local tats, dirty, qkeys = {}, {}, {}
-if L.joinN > 0 then
+-- The quotas of the batch's networks and blocks, read at once (quotaRead
+-- in common.lua), charged on a copy, written at once.
+local tats, dirty = {}, {}
+if L.joinN > 0 and K_QA ~= K_META then
+  local fields, seen = {}, {}
   for _, list in ipairs({numbered, loose}) do
     for _, it in ipairs(list) do
-      for _, k in ipairs({it.kq, it.kb}) do
-        if k > 0 and tats[k] == nil then
-          tats[k] = now
-          qkeys[#qkeys + 1] = k
+      it.kq, it.kb = nil, nil
+      if it.net ~= '' then
+        it.kq = 'n:' .. it.net
+        if it.block ~= '' then
+          it.kb = 'b:' .. it.block
+        end
+      end
+      for _, f in ipairs({it.kq or '', it.kb or ''}) do
+        if f ~= '' and not seen[f] then
+          seen[f] = true
+          fields[#fields + 1] = f
         end
       end
     end
   end
-  for c = 1, #qkeys, CHUNK do
-    local names = {}
-    for j = c, math.min(#qkeys, c + CHUNK - 1) do
-      names[#names + 1] = KEYS[qkeys[j]]
-    end
-    local r = redis.call('MGET', unpack(names))
-    for j = 1, #r do
-      local v = tonumber(r[j])
-      if v and v > now then
-        tats[qkeys[c + j - 1]] = v
-      end
+  for c = 1, #fields, CHUNK do
+    local part = {unpack(fields, c, math.min(#fields, c + CHUNK - 1))}
+    local t = quotaRead(part, now, L)
+    for j = 1, #part do
+      tats[part[j]] = t[j]
     end
   end
 end
@@ -211,14 +215,14 @@ end
 -- quota times: the network may run N-1 intervals of Per/N ahead of now,
 -- its block BLOCK times as many of a BLOCK-th of that.
 local function charge(it)
-  if L.joinN <= 0 or it.kq == 0 then
+  if L.joinN <= 0 or not it.kq or not tats[it.kq] then
     return true, 0
   end
   local every = L.joinPer / L.joinN
   local tat = tats[it.kq]
   local wait = tat - now - every * (L.joinN - 1)
   local bevery
-  if it.kb > 0 then
+  if it.kb then
     bevery = every / BLOCK
     wait = math.max(wait, tats[it.kb] - now - bevery * (L.joinN * BLOCK - 1))
   end
@@ -226,7 +230,7 @@ local function charge(it)
     return false, math.ceil(wait)
   end
   tats[it.kq], dirty[it.kq] = tat + every, true
-  if it.kb > 0 then
+  if it.kb then
     tats[it.kb], dirty[it.kb] = tats[it.kb] + bevery, true
   end
   return true, 0
@@ -372,8 +376,17 @@ if #rmarks > 0 then
   expiring(L.dataTTL, K_RSEEN)
 end
 flushBits()
-for k in pairs(dirty) do
-  redis.call('SET', KEYS[k], math.ceil(tats[k]), 'PX', math.ceil((tats[k] - now) / 1000) + 1)
+local list = {}
+for f in pairs(dirty) do
+  list[#list + 1] = f
+  list[#list + 1] = math.ceil(tats[f])
+  if #list >= 2 * CHUNK then
+    quotaWrite(list, now, L)
+    list = {}
+  end
+end
+if #list > 0 then
+  quotaWrite(list, now, L)
 end
 bump('joined', joined, L.dataTTL)
 bump('admitted', admitted, L.dataTTL)
