@@ -270,8 +270,14 @@ func (g *Gate) batchable(lr *liveRoom, lim Limits, ph Phase, now time.Time) (*pr
 	if !ok {
 		return nil, nil, false
 	}
+	// An older view bounds no less well (Low and Floor only rise, and a
+	// place written since it was read is a number above its Floor), but
+	// it may say the line is there after it emptied: a newcomer then
+	// waits a tick for the place that lets it in at once. A view older
+	// than two ticks (a tick that stalled, a store that slowed) asks the
+	// store, as anchored polls do.
 	view := lr.view.Load()
-	if view == nil || view.low <= 0 || now.Sub(view.at) > headMaxAge(room.Tick) ||
+	if view == nil || view.low <= 0 || now.Sub(view.at) > 2*room.Tick+time.Second ||
 		(view.mintedBy > 0 && now.Unix()-view.mintedBy < int64(anchorKeep(lim)/time.Second)) {
 		return nil, nil, false
 	}
@@ -365,8 +371,12 @@ func (g *Gate) number(ctx context.Context, lr *liveRoom, j Joiner, lim Limits, n
 func (g *Gate) placeBatched(w http.ResponseWriter, vt visit, lim Limits, ph Phase, now time.Time) (visit, bool) {
 	lr, tk := vt.lr, vt.p.Ticket
 	room := lr.room()
+	// A numbered ticket carries the smallest place it was told (its
+	// Anchor.Position, sealed by joinBatched); one minted by Decide does
+	// not, so it is placed by Decide, whose exact answer cannot be larger
+	// than anything it was told.
 	if !room.JoinBatched || !vt.p.Valid || !tk.Pending || tk.Until != 0 || room.Challenge != nil ||
-		(tk.Number == 0 && !vt.v.Loose) {
+		(tk.Number == 0 && !vt.v.Loose) || (tk.Number > 0 && tk.Anchor.Position <= 0) {
 		return vt, false
 	}
 	if res, ok := lr.batch.result(vt.v.ID); ok {
