@@ -1,0 +1,88 @@
+package waitroom
+
+import (
+	"testing"
+	"time"
+)
+
+// A tick takes the queued places once each and the block's unused tail,
+// so a block lives one tick at most; the next block is sized by the
+// joins of the tick before.
+func TestJoinBatch_TickDetachesTheBlock(t *testing.T) {
+	var b joinBatch
+	b.next, b.last, b.handed = 110, 119, 40
+	for _, id := range []string{"a", "b", "a"} {
+		if !b.enqueue(Visitor{ID: id, Ticket: 101}) {
+			t.Fatalf("enqueue %s refused", id)
+		}
+	}
+	if !b.busy() {
+		t.Fatal("a batch with places and a block is not busy")
+	}
+	ps, spans := b.takeTick()
+	if len(ps) != 2 || len(spans) != 1 || spans[0] != (Span{First: 110, Last: 119}) {
+		t.Fatalf("takeTick: %d places, spans %v; want 2 and 110..119", len(ps), spans)
+	}
+	if b.next != 0 || b.busy() {
+		t.Fatalf("after the tick: block %d..%d, busy %t; want none", b.next, b.last, b.busy())
+	}
+	if got := b.blockSize(); got != 80 {
+		t.Fatalf("next block: %d, want 80 (twice the last tick's 40 joins)", got)
+	}
+	b.putBack(ps, spans)
+	if ps2, spans2 := b.takeTick(); len(ps2) != 2 || len(spans2) != 1 {
+		t.Fatalf("after a failed Place: %d places, %d spans; want them back", len(ps2), len(spans2))
+	}
+	b.settle([]Placed{{ID: "a", Decision: Decision{State: StateWaiting, Position: 3}}}, time.Now(), time.Minute)
+	if p, ok := b.result("a"); !ok || p.Decision.Position != 3 {
+		t.Fatalf("result: %+v, %t", p, ok)
+	}
+	if _, ok := b.result("a"); ok {
+		t.Fatal("a result is picked up once")
+	}
+}
+
+// The position bound: every place and pending number ahead of t lies in
+// Low..t-1, at most Waiting places and t-Floor pending numbers.
+func TestPositionBound(t *testing.T) {
+	for _, tc := range []struct {
+		low, floor, waiting, t, want int64
+	}{
+		{low: 100, floor: 100, waiting: 5, t: 110, want: 11},   // a young line: Low is the floor
+		{low: 10, floor: 1000, waiting: 50, t: 1020, want: 71}, // an old head far back: Waiting and the window
+		{low: 10, floor: 0, waiting: 50, t: 1020, want: 1011},  // no floor known: Low alone
+		{low: 200, floor: 200, waiting: 0, t: 150, want: 1},    // never below 1
+	} {
+		v := &progressView{low: tc.low, floor: tc.floor, waiting: tc.waiting}
+		if got := positionBound(v, tc.t); got != tc.want {
+			t.Errorf("positionBound(%+v, %d) = %d, want %d", tc, tc.t, got, tc.want)
+		}
+	}
+}
+
+// The pending allowance kept per instance: PendingPerNetwork numbers a
+// placement window per network, then loose; another network is counted;
+// without a join_limit nothing is loose.
+func TestJoinBatch_PendingAllowance(t *testing.T) {
+	var b joinBatch
+	lim := Limits{JoinLimit: Rate{N: 10, Per: time.Minute}, PlaceWithin: time.Minute}
+	now := time.Now()
+	v := Visitor{Network: "n1"}
+	for i := range PendingPerNetwork {
+		if b.loose(v, lim, now) {
+			t.Fatalf("ticket %d of a network: loose, want counted", i+1)
+		}
+	}
+	if !b.loose(v, lim, now) {
+		t.Fatal("a network past PendingPerNetwork: counted, want loose")
+	}
+	if b.loose(Visitor{Network: "n2"}, lim, now) {
+		t.Fatal("another network: loose, want counted")
+	}
+	if b.loose(v, lim, now.Add(lim.PlaceWithin/PendingPerNetwork+time.Millisecond)) {
+		t.Fatal("a network a fifth of a window later: loose, want one more counted")
+	}
+	if b.loose(v, Limits{}, now) {
+		t.Fatal("no join_limit: loose, want counted")
+	}
+}
