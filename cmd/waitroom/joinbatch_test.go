@@ -217,10 +217,31 @@ func TestJoins_BatchedThroughThreeGateways(t *testing.T) {
 		}
 		return nil
 	}
-	for i := range n {
-		if err := exact(i, told[i][len(told[i])-1]); err != nil {
-			t.Fatalf("after the place was picked up: %v", err)
+	// A tick that ran late on a busy machine (or ran out of its time and
+	// kept its places for the next) leaves some places unpicked: their
+	// visitors are told the bound again, never more, until the place is
+	// picked up.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		late := 0
+		for i := range n {
+			if exact(i, told[i][len(told[i])-1]) != nil {
+				late++
+			}
 		}
+		if late == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for i := range n {
+				if err := exact(i, told[i][len(told[i])-1]); err != nil {
+					t.Fatalf("%d places not picked up within a minute: %v", late, err)
+				}
+			}
+		}
+		t.Logf("%d places not picked up yet: polling again", late)
+		time.Sleep(tick)
+		run("/.waitroom/status?room=concert", func(i int) int { return i + 1 }, waiting)
 	}
 	time.Sleep(tick + tick/2)
 	run("/.waitroom/status?room=concert", func(i int) int { return i + 2 }, exact)

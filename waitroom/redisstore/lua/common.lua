@@ -189,9 +189,9 @@ end
 -- field "_g" says which generation it holds, and a time is read from the
 -- hashes of this generation and the last only. Each write goes to this
 -- generation's hash (emptied first when it still holds the generation
--- before the last), which expires two generations after it was started:
--- a room's quotas cost a field per network seen in at most two
--- generations.
+-- before the last), which expires when the latest time in it passes: a
+-- room's quotas cost a field per network charged in at most two
+-- generations, and none once every time has passed.
 local K_QA, K_QB = KEYS[14], KEYS[16]
 local QUOTA_SPAN = 2
 -- quotaGens are the generations quotaRead found in K_QA and K_QB.
@@ -221,21 +221,31 @@ local function quotaRead(fields, now, L)
 end
 
 -- quotaWrite writes field, time, ... (a flat list) into this generation's
--- hash; quotaRead came first.
+-- hash; quotaRead came first. The hash lives as long as the latest time
+-- written into it (as a GCRA key does: a room that goes idle leaves no
+-- quota behind), which PEXPIRE GT only ever extends.
 local function quotaWrite(list, now, L)
-  local span = L.joinPer * QUOTA_SPAN
-  local g = math.floor(now / span)
+  local g = math.floor(now / (L.joinPer * QUOTA_SPAN))
   local key = K_QA
   if g % 2 == 1 then
     key = K_QB
   end
-  if quotaGens[key] ~= g then
+  local fresh = quotaGens[key] ~= g
+  if fresh then
     redis.call('DEL', key)
-    redis.call('HSET', key, '_g', g)
-    redis.call('PEXPIRE', key, math.ceil(2 * span / 1000) + 1000)
     quotaGens[key] = g
   end
-  redis.call('HSET', key, unpack(list))
+  local hi = now
+  for i = 2, #list, 2 do
+    hi = math.max(hi, list[i])
+  end
+  redis.call('HSET', key, '_g', g, unpack(list))
+  local ms = math.ceil((hi - now) / 1000) + 1
+  if fresh then
+    redis.call('PEXPIRE', key, ms)
+  else
+    redis.call('PEXPIRE', key, ms, 'GT')
+  end
 end
 
 -- charge counts a place taken against its network's quota (field "n:"
