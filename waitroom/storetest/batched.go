@@ -271,3 +271,38 @@ func testBatchedAtOnce(t *testing.T, e *env) {
 		t.Fatalf("stats: %+v, want one inside and one waiting", st)
 	}
 }
+
+// testBatchedFarApart: a batch with one ticket far below the rest (an old
+// pending cookie replayed, more than 65,536 numbers down) is given every
+// position exactly, as Decide counts it: the places and the pending
+// numbers below each ticket, across the gap.
+func testBatchedFarApart(t *testing.T, e *env) {
+	lim := limits(0)
+	old := e.reserve(0, lim, 1, 0)
+	const span = 70_000
+	mid := e.reserve(0, lim, span, 0)
+	near := e.reserve(0, lim, 4, 0)
+	m := pendingVisitor(mid+500, "")
+	if p := e.placeAll(0, lim, []waitroom.Visitor{m})[m.ID]; p.Ask || p.Decision.State != waitroom.StateWaiting {
+		t.Fatalf("the place in the middle: %+v", p)
+	}
+	// The middle block released but for two numbers, still pending; near's
+	// last number released, near+1 left pending.
+	release := []waitroom.Span{{First: mid, Last: mid + 499}, {First: mid + 501, Last: mid + 999},
+		{First: mid + 1001, Last: mid + 39_999}, {First: mid + 40_001, Last: mid + span - 1}, {First: near + 3, Last: near + 3}}
+	vs := []waitroom.Visitor{pendingVisitor(near+2, ""), pendingVisitor(old, ""), pendingVisitor(near, "")}
+	got := e.placeAll(len(e.stores)-1, lim, vs, release...)
+	for i, want := range []int64{7, 1, 5} {
+		v := vs[i]
+		d := got[v.ID].Decision
+		if got[v.ID].Ask || d.State != waitroom.StateWaiting || d.Ticket != v.Ticket || d.Position != want {
+			t.Fatalf("ticket %d: %+v, want waiting at %d", v.Ticket, got[v.ID], want)
+		}
+		if asked := e.decide(lim, waitroom.Visitor{ID: v.ID, Ticket: v.Ticket, Placed: true}, false); asked.Position != want {
+			t.Fatalf("ticket %d asked again: %+v, want position %d", v.Ticket, asked, want)
+		}
+	}
+	if d := e.decide(lim, waitroom.Visitor{ID: m.ID, Ticket: m.Ticket, Placed: true}, false); d.Position != 2 {
+		t.Fatalf("the middle place: %+v, want position 2", d)
+	}
+}

@@ -158,4 +158,5 @@ var cases = []testCase{
 	{"BatchedLoose", many, testBatchedLoose},
 	{"BatchedKnownMoves", many, testBatchedKnownMoves},
 	{"BatchedAtOnce", many, testBatchedAtOnce},
+	{"BatchedFarApart", many, testBatchedFarApart},
 }

@@ -24,13 +24,14 @@
 -- commands, not a few per ticket: one ZMSCORE per lookup, one BITFIELD for
 -- the K_PLACED bits read and one for those written, one ZADD for the
 -- places, one BITFIELD for their marks, one MGET for the quotas and a SET
--- per network charged, and the positions from one ZRANGEBYSCORE and one
--- GETRANGE over the batch's numbers. Releasing a span sets its bits, as
+-- per network charged, and the positions from a ZCOUNT, a ZRANGEBYSCORE
+-- and a GETRANGE per cluster of the batch's numbers (and a BITCOUNT per
+-- gap between clusters). Releasing a span sets its bits, as
 -- markUsed does, so its numbers stop counting as pending.
 
 local V = LIMIT_ARGS
 local BLOCK, NSPANS = tonumber(ARGV[V + 1]), tonumber(ARGV[V + 2])
-local FIELDS, REPLY, CHUNK, WALK_MAX = 7, 7, 1000, 65536
+local FIELDS, REPLY, CHUNK, GAP = 7, 7, 1000, 4096
 local F_ASK = 128
 local at = V + 3 + 2 * NSPANS
 local n = math.floor((#ARGV - at + 1) / FIELDS)
@@ -395,9 +396,50 @@ bump('limited', limited, L.dataTTL)
 bump('full', full, L.dataTTL)
 
 -- Positions: each place in line counts the places and the pending numbers
--- below its ticket (decide.lua's ZRANK + 1 + pendingBelow), found for the
--- whole batch from the counts below its lowest ticket and one walk over
--- the numbers up to its highest.
+-- below its ticket (decide.lua's ZRANK + 1 + pendingBelow). The batch's
+-- sorted tickets fall into clusters, split wherever two neighbours lie
+-- more than GAP apart, so the cost follows the batch, not the line: one
+-- old ticket replayed far below the rest adds a cluster, not a walk over
+-- everything between. Per cluster one ZCOUNT below its first ticket, one
+-- ZRANGEBYSCORE and one GETRANGE over its span; the pending numbers
+-- between clusters take one BITCOUNT each, accumulated from
+-- pendingBelow of the first ticket, and the line's length reuses them.
+local lo = math.max(floor + 1, pbase)
+-- pendingIn counts the pending numbers in a..b-1, as pendingBelow does.
+local function pendingIn(a, b)
+  a = math.max(a, lo)
+  if b <= a then
+    return 0
+  end
+  return (b - a) - redis.call('BITCOUNT', K_PLACED, a - pbase, b - 1 - pbase, 'BIT')
+end
+-- POP[b] is the set bits of byte b; HIGH[k] the byte's bit k from the top.
+local POP, HIGH = {[0] = 0}, {}
+for b = 1, 255 do
+  POP[b] = POP[math.floor(b / 2)] + b % 2
+end
+for k = 0, 7 do
+  HIGH[k] = 2 ^ (7 - k)
+end
+-- setIn counts the set bits of numbers a..b-1 in bits, K_PLACED's bytes
+-- from b0: bytes whole by POP, the ragged ends bit by bit.
+local function bitAt(bits, b0, off)
+  local byte = string.byte(bits, math.floor(off / 8) - b0 + 1) or 0
+  return math.floor(byte / HIGH[off % 8]) % 2
+end
+local function setIn(bits, b0, a, b)
+  local n, x, last = 0, a - pbase, b - pbase
+  while x < last and x % 8 ~= 0 do
+    n, x = n + bitAt(bits, b0, x), x + 1
+  end
+  while x + 8 <= last do
+    n, x = n + POP[string.byte(bits, x / 8 - b0 + 1) or 0], x + 8
+  end
+  while x < last do
+    n, x = n + bitAt(bits, b0, x), x + 1
+  end
+  return n
+end
 local inLine = {}
 for _, list in ipairs({standing, placed}) do
   for _, it in ipairs(list) do
@@ -405,53 +447,55 @@ for _, list in ipairs({standing, placed}) do
   end
 end
 table.sort(inLine, function(a, b) return a.t < b.t end)
-local lo = math.max(floor + 1, pbase)
+local pendingAll
 if #inLine > 0 then
-  local t1, tk = inLine[1].t, inLine[#inLine].t
-  if tk - t1 <= WALK_MAX then
+  local pending, x = pendingIn(lo, inLine[1].t), inLine[1].t
+  local c = 1
+  while c <= #inLine do
+    local d = c
+    while d < #inLine and inLine[d + 1].t - inLine[d].t <= GAP do
+      d = d + 1
+    end
+    local t1, tk = inLine[c].t, inLine[d].t
+    pending, x = pending + pendingIn(x, t1), t1
     local below = redis.call('ZCOUNT', K_QUEUE, '-inf', excl(t1))
-    local pending = pendingBelow(t1, floor, pbase)
-    local scores = {}
+    local scores, bits, b0 = {}, '', 0
     if tk > t1 then
       scores = redis.call('ZRANGEBYSCORE', K_QUEUE, t1, excl(tk), 'WITHSCORES')
+      local from = math.max(t1, lo)
+      if tk > from then
+        b0 = math.floor((from - pbase) / 8)
+        bits = redis.call('GETRANGE', K_PLACED, b0, math.floor((tk - 1 - pbase) / 8))
+      end
     end
-    local from = math.max(t1, lo)
-    local bits, b0 = '', 0
-    if tk > from then
-      b0 = math.floor((from - pbase) / 8)
-      bits = redis.call('GETRANGE', K_PLACED, b0, math.floor((tk - 1 - pbase) / 8))
-    end
-    local si, x = 2, from
-    for _, it in ipairs(inLine) do
+    local si = 2
+    for e = c, d do
+      local it = inLine[e]
       while si <= #scores and tonumber(scores[si]) < it.t do
         below, si = below + 1, si + 2
       end
-      while x < it.t do
-        local off = x - pbase
-        local byte = string.byte(bits, math.floor(off / 8) - b0 + 1) or 0
-        if math.floor(byte / 2 ^ (7 - off % 8)) % 2 == 0 then
-          pending = pending + 1
-        end
-        x = x + 1
+      local from = math.max(x, lo)
+      if it.t > from then
+        pending = pending + (it.t - from) - setIn(bits, b0, from, it.t)
       end
+      x = math.max(x, it.t)
       it.position, it.pending = below + 1 + pending, pending
     end
-  else
-    for _, it in ipairs(inLine) do
-      it.pending = pendingBelow(it.t, floor, pbase)
-      it.position = redis.call('ZCOUNT', K_QUEUE, '-inf', excl(it.t)) + 1 + it.pending
-    end
+    c = d + 1
   end
+  pendingAll = pending + pendingIn(x, seq + 1)
   for _, it in ipairs(standing) do
     answer(it.i, S_WAITING, it.t, it.position, 0, F_PLACED, R_NONE, it.pending)
   end
   for _, it in ipairs(placed) do
     answer(it.i, S_WAITING, it.t, it.position, 0, F_JOINED + F_PLACED, R_NONE, it.pending)
   end
+else
+  pendingAll = pendingBelow(seq + 1, floor, pbase)
 end
 local p = redis.call('HMGET', K_STATS, 'admitted', 'abandoned', 'left')
 local o = n * REPLY
-reply[o + 1] = zcard + pendingBelow(seq + 1, floor, pbase)
+reply[o + 1] = zcard + pendingAll
 reply[o + 2] = seed
 reply[o + 3] = tonumber(p[1]) or 0
 reply[o + 4] = (tonumber(p[2]) or 0) + (tonumber(p[3]) or 0)
