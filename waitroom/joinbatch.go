@@ -134,11 +134,19 @@ func (b *joinBatch) result(id string) (Placed, bool) {
 }
 
 // takeTick detaches the block (its unused tail goes with this tick's
-// places, so a block lives at most a tick) and returns the queued places
-// and the spans to release.
-func (b *joinBatch) takeTick() ([]Placement, []Span) {
+// places, so a block lives at most a tick), forgets the pending
+// allowances spent by now, and returns the queued places and the spans
+// to release.
+func (b *joinBatch) takeTick(now time.Time) ([]Placement, []Span) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// The allowances whose time has passed hold nothing: forget them here,
+	// once a tick, so loose never sweeps on a join.
+	for k, tat := range b.allow {
+		if !tat.After(now) {
+			delete(b.allow, k)
+		}
+	}
 	if b.next > 0 && b.next <= b.last && len(b.tails) < maxTails {
 		b.tails = append(b.tails, Span{First: b.next, Last: b.last})
 	}
@@ -214,15 +222,17 @@ func (b *joinBatch) loose(v Visitor, lim Limits, now time.Time) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.allow) >= maxAllowances-len(all) {
-		for k, tat := range b.allow {
-			if !tat.After(now) {
-				delete(b.allow, k)
-			}
+	// A full table is swept once a tick (takeTick), never here: a join
+	// costs the same however many networks the table holds. Meanwhile the
+	// networks it holds are counted as ever; a new one is loose.
+	fresh := 0
+	for _, a := range all {
+		if _, ok := b.allow[a.key]; !ok {
+			fresh++
 		}
-		if len(b.allow) >= maxAllowances-len(all) {
-			return true // too many networks at once: nobody new is counted
-		}
+	}
+	if fresh > 0 && len(b.allow)+fresh > maxAllowances {
+		return true
 	}
 	if b.allow == nil {
 		b.allow = make(map[string]time.Time)
@@ -445,7 +455,7 @@ func (a *Admitter) placeJoins(ctx context.Context, lim Limits) error {
 	if !ok {
 		return nil
 	}
-	ps, spans := a.lr.batch.takeTick()
+	ps, spans := a.lr.batch.takeTick(time.Now())
 	if len(ps) == 0 && len(spans) == 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -19,7 +20,7 @@ func TestJoinBatch_TickDetachesTheBlock(t *testing.T) {
 	if !b.busy() {
 		t.Fatal("a batch with places and a block is not busy")
 	}
-	ps, spans := b.takeTick()
+	ps, spans := b.takeTick(time.Now())
 	if len(ps) != 2 || len(spans) != 1 || spans[0] != (Span{First: 110, Last: 119}) {
 		t.Fatalf("takeTick: %d places, spans %v; want 2 and 110..119", len(ps), spans)
 	}
@@ -30,7 +31,7 @@ func TestJoinBatch_TickDetachesTheBlock(t *testing.T) {
 		t.Fatalf("next block: %d, want 80 (twice the last tick's 40 joins)", got)
 	}
 	b.putBack(ps, spans)
-	if ps2, spans2 := b.takeTick(); len(ps2) != 2 || len(spans2) != 1 {
+	if ps2, spans2 := b.takeTick(time.Now()); len(ps2) != 2 || len(spans2) != 1 {
 		t.Fatalf("after a failed Place: %d places, %d spans; want them back", len(ps2), len(spans2))
 	}
 	b.settle([]Placed{{ID: "a", Decision: Decision{State: StateWaiting, Position: 3}}}, time.Now(), time.Minute)
@@ -84,5 +85,36 @@ func TestJoinBatch_PendingAllowance(t *testing.T) {
 	}
 	if b.loose(v, Limits{}, now) {
 		t.Fatal("no join_limit: loose, want counted")
+	}
+}
+
+// A full allowance table: the networks it holds are counted as ever, a
+// new one is loose, and the join path never sweeps it (the spent entries
+// stay until the tick's takeTick forgets them, then a new network counts).
+func TestJoinBatch_AllowanceTableFull(t *testing.T) {
+	var b joinBatch
+	lim := Limits{JoinLimit: Rate{N: 10, Per: time.Minute}, PlaceWithin: time.Minute}
+	now := time.Now()
+	if b.loose(Visitor{Network: "held"}, lim, now) {
+		t.Fatal("the first network: loose, want counted")
+	}
+	for i := range maxAllowances - 1 {
+		b.allow[fmt.Sprintf("n\x01spent%d", i)] = now.Add(-time.Second) // spent: sweepable
+	}
+	if b.loose(Visitor{Network: "held"}, lim, now) {
+		t.Fatal("a network the full table holds: loose, want counted")
+	}
+	if !b.loose(Visitor{Network: "new"}, lim, now) {
+		t.Fatal("a new network with the table full: counted, want loose")
+	}
+	if len(b.allow) != maxAllowances {
+		t.Fatalf("the join path changed the table: %d entries, want %d (no sweep on a join)", len(b.allow), maxAllowances)
+	}
+	b.takeTick(now)
+	if len(b.allow) != 1 {
+		t.Fatalf("after the tick: %d entries, want the one still running ahead", len(b.allow))
+	}
+	if b.loose(Visitor{Network: "new"}, lim, now) {
+		t.Fatal("a new network after the tick's sweep: loose, want counted")
 	}
 }
