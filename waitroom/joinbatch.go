@@ -393,7 +393,7 @@ func (g *Gate) placeBatched(w http.ResponseWriter, vt visit, lim Limits, ph Phas
 		return g.placed(w, vt, res, lim, now)
 	}
 	view, _, ok := g.batchable(lr, lim, ph, now)
-	if !ok || !lr.batch.enqueue(vt.v) {
+	if !ok || !placeable(view, tk.Number, vt.v.Issued, lim, now) || !lr.batch.enqueue(vt.v) {
 		return vt, false
 	}
 	d := Decision{State: StateWaiting, Ticket: tk.Number}
@@ -409,6 +409,20 @@ func (g *Gate) placeBatched(w http.ResponseWriter, vt visit, lim Limits, ph Phas
 		vt.raw, vt.fresh = g.reissueAnchored(w, lr.name, vt.v, vt.p, d, Anchor{Position: d.Position, At: now.Unix()}, now)
 	}
 	return vt, true
+}
+
+// placeable reports whether a pending ticket issued at issued, numbered t
+// (0: loose), may be queued and told its position bound. One past its
+// placement window, or below the view's Low or Floor, counts nowhere in
+// the line: the store places it at the back (or not at all), so the bound,
+// which only holds for a number still counted, would show it a place far
+// smaller than the one it gets, and seal it as its anchor. It asks the
+// store instead.
+func placeable(view *progressView, t int64, issued time.Time, lim Limits, now time.Time) bool {
+	if now.Sub(issued) > lim.PlacementWindow() {
+		return false
+	}
+	return t == 0 || (t >= view.low && t >= view.floor)
 }
 
 // placed answers a ticket with the place a tick wrote for it, as settle

@@ -118,3 +118,37 @@ func TestJoinBatch_AllowanceTableFull(t *testing.T) {
 		t.Fatal("a new network after the tick's sweep: loose, want counted")
 	}
 }
+
+// A hoarded pending cookie (past its placement window, or below the
+// view's Low or Floor) is not queued nor told the position bound, which
+// only holds for a number still counted: positionBound would show it
+// place 1 while the store puts it at the back. It asks the store, whose
+// answer is the first it is told.
+func TestPlaceable_HoardedTicketAsksTheStore(t *testing.T) {
+	lim := Limits{PlaceWithin: time.Minute}
+	now := time.Now()
+	view := &progressView{low: 1000, floor: 1200, waiting: 50}
+	for _, tc := range []struct {
+		name   string
+		t      int64
+		issued time.Time
+		want   bool
+	}{
+		{"young, counted", 1300, now.Add(-time.Second), true},
+		{"at the floor", 1200, now.Add(-time.Second), true},
+		{"loose, young", 0, now.Add(-time.Second), true},
+		{"past the window", 1300, now.Add(-lim.PlaceWithin - time.Second), false},
+		{"loose, past the window", 0, now.Add(-lim.PlaceWithin - time.Second), false},
+		{"below the floor", 1100, now.Add(-time.Second), false},
+		{"below Low", 900, now.Add(-time.Second), false},
+	} {
+		if got := placeable(view, tc.t, tc.issued, lim, now); got != tc.want {
+			t.Errorf("%s: placeable = %t, want %t", tc.name, got, tc.want)
+		}
+		// What it would have been told: the bound for a number below Low
+		// is 1, smaller than any place the store gives it at the back.
+		if !tc.want && tc.t > 0 && tc.t < view.low && positionBound(view, tc.t) != 1 {
+			t.Errorf("%s: positionBound = %d; the case this guards is place 1", tc.name, positionBound(view, tc.t))
+		}
+	}
+}
