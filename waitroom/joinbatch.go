@@ -71,13 +71,25 @@ type joinBatch struct {
 	handed, lastHanded int64
 	tails              []Span
 	queue              map[string]Visitor
-	results            map[string]placedAt
-	allow              map[string]time.Time // GCRA times of the pending allowances
+	// results are the ticks' answers by visitor id, kept for the keep
+	// period (settle) after they are first picked up too: a replayed
+	// pending cookie is answered from its entry, sealed placed, instead of
+	// queued again. order is their ids oldest first, to forget the
+	// expired and, when full, the oldest.
+	results map[string]placedAt
+	order   []resultAt
+	allow   map[string]time.Time // GCRA times of the pending allowances
 }
 
 // placedAt is a place the tick wrote, kept for its holder's next poll.
 type placedAt struct {
 	Placed
+	at time.Time
+}
+
+// resultAt is an entry of joinBatch.order: results[id] when its at is at.
+type resultAt struct {
+	id string
 	at time.Time
 }
 
@@ -111,7 +123,7 @@ func (b *joinBatch) enqueue(v Visitor) bool {
 	if _, ok := b.queue[v.ID]; ok {
 		return true
 	}
-	if len(b.queue) >= maxPlacements || len(b.results) >= maxPlacements {
+	if len(b.queue) >= maxPlacements {
 		return false
 	}
 	if b.queue == nil {
@@ -122,14 +134,13 @@ func (b *joinBatch) enqueue(v Visitor) bool {
 	return true
 }
 
-// result takes the answer the last ticks kept for visitor id.
+// result is the answer the last ticks kept for visitor id. It stays until
+// settle forgets it, so a pending cookie replayed after its holder picked
+// it up is answered the same (and sealed placed), not queued again.
 func (b *joinBatch) result(id string) (Placed, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.results[id]
-	if ok {
-		delete(b.results, id)
-	}
 	return p.Placed, ok
 }
 
@@ -183,22 +194,39 @@ func (b *joinBatch) putBack(ps []Placement, spans []Span) {
 }
 
 // settle keeps a tick's answers for their holders' next polls, and
-// forgets those older than keep.
+// forgets those older than keep; past maxPlacements it forgets the oldest
+// (whose holders ask the store), so a tick's answers are always kept.
 func (b *joinBatch) settle(res []Placed, now time.Time, keep time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, p := range b.results {
-		if now.Sub(p.at) > keep {
-			delete(b.results, id)
-		}
+	for len(b.order) > 0 && now.Sub(b.order[0].at) > keep {
+		b.forgetOldest()
 	}
 	if b.results == nil {
 		b.results = make(map[string]placedAt)
 	}
 	for _, p := range res {
-		if len(b.results) < maxPlacements {
-			b.results[p.ID] = placedAt{Placed: p, at: now}
+		if _, ok := b.results[p.ID]; !ok {
+			for len(b.results) >= maxPlacements && len(b.order) > 0 {
+				b.forgetOldest()
+			}
 		}
+		b.results[p.ID] = placedAt{Placed: p, at: now}
+		b.order = append(b.order, resultAt{id: p.ID, at: now})
+	}
+	if len(b.order) == 0 {
+		b.order = nil // let the drained backing array go
+	}
+}
+
+// forgetOldest drops the oldest entry of order, and its result unless a
+// later tick answered the same id again. Callers hold b.mu.
+func (b *joinBatch) forgetOldest() {
+	o := b.order[0]
+	b.order[0] = resultAt{}
+	b.order = b.order[1:]
+	if p, ok := b.results[o.id]; ok && p.at.Equal(o.at) {
+		delete(b.results, o.id)
 	}
 }
 

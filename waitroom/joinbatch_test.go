@@ -38,8 +38,42 @@ func TestJoinBatch_TickDetachesTheBlock(t *testing.T) {
 	if p, ok := b.result("a"); !ok || p.Decision.Position != 3 {
 		t.Fatalf("result: %+v, %t", p, ok)
 	}
-	if _, ok := b.result("a"); ok {
-		t.Fatal("a result is picked up once")
+	if p, ok := b.result("a"); !ok || p.Decision.Position != 3 {
+		t.Fatalf("a result picked up again (a replayed pending cookie): %+v, %t; want the same answer", p, ok)
+	}
+}
+
+// The answers are kept for the keep period, picked up or not (a replayed
+// pending cookie is answered from them); past maxPlacements the oldest go
+// first, so a tick's answers are always kept; the queue does not depend
+// on how many answers are kept.
+func TestJoinBatch_ResultsKeptAndEvicted(t *testing.T) {
+	var b joinBatch
+	now := time.Now()
+	res := make([]Placed, maxPlacements)
+	for i := range res {
+		res[i] = Placed{ID: fmt.Sprintf("old%d", i), Decision: Decision{State: StateWaiting, Position: int64(i + 1)}}
+	}
+	b.settle(res, now, time.Minute)
+	if !b.enqueue(Visitor{ID: "newcomer", Ticket: 7}) {
+		t.Fatal("enqueue refused with the answers full; want it independent of them")
+	}
+	b.settle([]Placed{{ID: "new", Decision: Decision{State: StateWaiting, Position: 1}}}, now.Add(time.Second), time.Minute)
+	if _, ok := b.result("new"); !ok {
+		t.Fatal("a tick's answer with the table full: dropped, want kept")
+	}
+	if _, ok := b.result("old0"); ok {
+		t.Fatal("the oldest answer: kept, want evicted for the new one")
+	}
+	if len(b.results) != maxPlacements {
+		t.Fatalf("%d answers kept, want %d", len(b.results), maxPlacements)
+	}
+	if _, ok := b.result("old1"); !ok {
+		t.Fatal("the second oldest: evicted, want kept")
+	}
+	b.settle(nil, now.Add(time.Minute+2*time.Second), time.Minute)
+	if len(b.results) != 0 || len(b.order) != 0 {
+		t.Fatalf("past the keep period: %d answers, %d in order; want none", len(b.results), len(b.order))
 	}
 }
 

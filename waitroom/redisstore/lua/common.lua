@@ -232,7 +232,9 @@ local function quotaWrite(list, now, L)
   end
   local fresh = quotaGens[key] ~= g
   if fresh then
-    redis.call('DEL', key)
+    -- The generation before last may hold a field per network of a
+    -- flood: UNLINK frees it off the script's thread.
+    redis.call('UNLINK', key)
     quotaGens[key] = g
   end
   local hi = now
