@@ -161,6 +161,12 @@ func (a *Admitter) Tick(ctx context.Context) {
 			return
 		}
 	}
+	// The places of the tickets that came back in a batched room, before
+	// the admission, so the tick lets them in in their turn.
+	if err := a.placeJoins(tctx, lim); err != nil {
+		a.failed(ctx, tctx, err)
+		return
+	}
 	actx := tctx
 	if !lim.Random {
 		// The admissions this instance saw, so a store that lost some
@@ -199,7 +205,7 @@ func (a *Admitter) Tick(ctx context.Context) {
 	prev := a.lr.stats.Load()
 	first := !a.lr.ticked.Swap(true)
 	a.lr.view.Store(&progressView{progress: st.Progress(), waiting: st.Waiting, at: time.Now(), left: left,
-		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now()), head: headOf(st)})
+		mintedBy: nextMintedBy(lastView, *prev, st, first, time.Now()), head: headOf(st), low: st.Low, floor: st.Floor})
 	a.rs.noticeStats(tctx, a.lr, *prev, st, first)
 	a.rs.noticeLine(a.lr.name, *prev, st, first)
 	a.lr.sampled(time.Now(), st)

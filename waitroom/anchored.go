@@ -95,6 +95,9 @@ type progressView struct {
 	// head is Stats.Head by ticket: the position of each of the line's
 	// first places (fromHead).
 	head map[int64]int64
+	// low and floor are Stats.Low and Stats.Floor: a batched join's
+	// position bound (positionBound).
+	low, floor int64
 }
 
 // headOf indexes st.Head by ticket; nil when the store gave none.

@@ -354,6 +354,20 @@ type Stats struct {
 	// names the place, numbers being unique to their holders
 	// (docs/reliability.md). An array, so Stats stays comparable.
 	Head [MaxHead]int64
+	// Low is the lowest ticket that may stand ahead of a ticket above
+	// it: the line's first place's or the lowest number that may still
+	// be placed (above the placement window's floor), whichever is
+	// lower; 0 when the store cannot tell. Every place and pending
+	// number ahead of ticket t lies in Low..t-1, so t-Low+1 bounds t's
+	// position from above, and Low only rises (a batched join's answer
+	// before its place is written, joinbatch.go).
+	Low int64
+	// Floor is the lowest number that may still take its place (the
+	// first above the placement window's floor); 0 when the store cannot
+	// tell. The places ahead of ticket t number at most Waiting, and the
+	// pending ones at most t-Floor: a second bound where Low is an old
+	// place far ahead of t.
+	Floor int64
 }
 
 // MaxLeftTickets bounds Stats.LeftTickets.

@@ -45,6 +45,8 @@ type liveRoom struct {
 	// from; marks are those polls' marks for the next tick (anchored.go).
 	view  atomic.Pointer[progressView]
 	marks touches
+	// batch is the room's batched joins on this instance (joinbatch.go).
+	batch joinBatch
 	// asleep, visits and wake let a filled room with nobody in line and
 	// nobody inside skip the store (sleep.go); counted is set once the
 	// store counts the room toward its template's max_rooms (template.go).

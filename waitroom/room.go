@@ -39,6 +39,11 @@ type RoomConfig struct {
 	// Mode is "fifo" (default), "random", "passthrough", "reject" or
 	// "paused"; the admin API can change it at run time.
 	Mode string `mapstructure:"mode" yaml:"mode" json:"mode"`
+	// Join is how a newcomer takes its number and its place: "decide"
+	// (default: a store script on the first request and another when the
+	// ticket comes back) or "batched" (numbers from a block the instance
+	// reserved, places written once a tick for all; waitroom/joinbatch.go).
+	Join string `mapstructure:"join" yaml:"join" json:"join"`
 	// Schedule opens and closes a sale at fixed times; default none.
 	Schedule ScheduleConfig `mapstructure:"schedule" yaml:"schedule" json:"schedule"`
 
@@ -131,6 +136,7 @@ func DefaultRoom() RoomConfig {
 		Tick:         "1s",
 		StatusCode:   200,
 		Mode:         string(ModeFIFO),
+		Join:         JoinDecide,
 
 		JoinLimit:        "300/m",
 		Challenge:        ChallengeOff,
@@ -148,6 +154,12 @@ func DefaultRoom() RoomConfig {
 	}
 }
 
+// How a room's newcomers join (RoomConfig.Join).
+const (
+	JoinDecide  = "decide"
+	JoinBatched = "batched"
+)
+
 // The challenges a room may ask of newcomers.
 const (
 	ChallengeOff = "off"
@@ -162,6 +174,8 @@ type Room struct {
 	StatusCode int
 	Mode       Mode
 	Schedule   Schedule
+	// JoinBatched is RoomConfig.Join "batched".
+	JoinBatched bool
 	// Refresh is how often a waiting visitor asks again, and Title the
 	// room's display name; these four come from the room's page section,
 	// which the web package owns, copied in by door.BuildRoom only.
@@ -248,6 +262,13 @@ func (c RoomConfig) Build(name string) (Room, error) {
 		p.Add("mode", "%v", err)
 	} else {
 		r.Mode = m
+	}
+	switch c.Join {
+	case "", JoinDecide:
+	case JoinBatched:
+		r.JoinBatched = true
+	default:
+		p.Add("join", "must be %q or %q, got %q", JoinDecide, JoinBatched, c.Join)
 	}
 	switch c.StatusCode {
 	case 200, 202, 429:

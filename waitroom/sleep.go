@@ -20,7 +20,7 @@ import "context"
 // request came since the tick began (seen).
 func (a *Admitter) rest(seen uint64, st Stats) {
 	lr := a.lr
-	if !lr.filled() || st.Waiting != 0 || st.Active != 0 {
+	if !lr.filled() || st.Waiting != 0 || st.Active != 0 || lr.batch.busy() {
 		return
 	}
 	lr.asleep.Store(true)

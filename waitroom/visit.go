@@ -88,6 +88,14 @@ func (g *Gate) visit(w http.ResponseWriter, r *http.Request, lr *liveRoom, p Pre
 		}
 		return vt, nil
 	}
+	if bt, ok := g.placeBatched(w, vt, lim, ph, now); ok {
+		return bt, nil
+	}
+	if join == JoinTicket {
+		if bt, ok := g.joinBatched(w, r, vt, lim, ph, now); ok {
+			return bt, nil
+		}
+	}
 	if room.Challenge != nil && join == JoinTicket {
 		return g.newcomer(w, r, vt, lim, now)
 	}

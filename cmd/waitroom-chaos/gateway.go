@@ -49,6 +49,7 @@ type Room struct {
 	SessionTTL   time.Duration
 	AbandonAfter time.Duration
 	RefreshMax   time.Duration // page.refresh is 1s, the least allowed
+	Join         string        // rooms.<name>.join: "decide" or "batched"
 }
 
 // DefaultRoom keeps max_active the binding limit: sessions last about a
@@ -56,7 +57,7 @@ type Room struct {
 // below admit_rate.
 func DefaultRoom() Room {
 	return Room{MaxActive: 8, AdmitRate: "20/s", Tick: 250 * time.Millisecond,
-		SessionTTL: 20 * time.Second, AbandonAfter: 30 * time.Second, RefreshMax: 3 * time.Second}
+		SessionTTL: 20 * time.Second, AbandonAfter: 30 * time.Second, RefreshMax: 3 * time.Second, Join: "decide"}
 }
 
 // StoreConfig is the gateways' store.redis section: addrs and, for
@@ -91,11 +92,12 @@ rooms:
     session_ttl: %s
     abandon_after: %s
     join_limit: unlimited
+    join: %s
     page: { refresh: 1s, refresh_max: %s }
 routes:
   - { path: /events/, upstream: site, room: %s }
 `, listen, admin, strings.Join(addrs, ", "), st.MasterName, cookieKey, cookieKey, upstream,
-		roomName, r.MaxActive, r.AdmitRate, r.Tick, r.SessionTTL, r.AbandonAfter, r.RefreshMax, roomName)
+		roomName, r.MaxActive, r.AdmitRate, r.Tick, r.SessionTTL, r.AbandonAfter, r.Join, r.RefreshMax, roomName)
 }
 
 // Gateway is one running waitroom process.

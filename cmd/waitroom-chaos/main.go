@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("faults", "", "comma-separated faults to run (default all: "+names()+")")
 	fs.IntVar(&o.Visitors, "visitors", o.Visitors, "visitors in line at the start")
 	fs.DurationVar(&o.Observe, "observe", o.Observe, "how long to watch after the fault or the promotion")
+	fs.StringVar(&o.Room.Join, "join", o.Room.Join, "the room's join: decide, or batched (numbers from a block per gateway, places written a tick at a time)")
 	verbose := fs.Bool("v", false, "print the end of the gateways' logs after a run with a problem")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -399,6 +399,11 @@ func (r *room) stats(now time.Time) waitroom.Stats {
 	st.Epoch = r.seed
 	copy(st.LeftTickets[:], r.lefts)
 	r.head(&st)
+	st.Low = max(r.win.floor+1, r.win.base)
+	st.Floor = st.Low
+	if w := r.line.front(); w != nil && w.ticket < st.Low {
+		st.Low = w.ticket
+	}
 	return st
 }
 

@@ -323,7 +323,8 @@ func checkEdges(t testing.TB, s scrape) {
 func checkStoreOps(t testing.TB, s scrape, tl *tally) {
 	t.Helper()
 	ops := []string{"decide", "admit", "admit_n", "release", "stats", "ping", "set_override", "clear_override", "override", "shuffle",
-		"socket", "allow", "use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch"}
+		"socket", "allow", "use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch",
+		"reserve", "place"}
 	for _, op := range ops {
 		for _, result := range []string{"ok", "error", "canceled"} {
 			h := s.histogram(t, "waitroom_store_duration_seconds", "op", op, "result", result)

@@ -28,12 +28,15 @@ const (
 	opPutDefinition
 	opDeleteDefinition
 	opTouch
+	opReserve
+	opPlace
 )
 
 var ops = [...]string{
 	"decide", "admit", "admit_n", "release", "stats", "ping",
 	"set_override", "clear_override", "override", "shuffle", "socket", "allow",
 	"use_room", "definitions_version", "load_definitions", "put_definition", "delete_definition", "touch",
+	"reserve", "place",
 }
 
 // Store returns s with every call but Close timed into
@@ -101,6 +104,31 @@ func (t *timedStore) Shuffle(ctx context.Context, room, key, seed string) (strin
 
 func (t *timedStore) Touch(ctx context.Context, room string, lim waitroom.Limits, vs []waitroom.Visitor) error {
 	return timedErr(t, opTouch, func() error { return t.s.Touch(ctx, room, lim, vs) })
+}
+
+// Reserve and Place time the batched joins (waitroom.Joiner) of a store
+// that has them. Of one that has not, Reserve gives no block and Place
+// asks Decide for everyone, which is what a gate does without a Joiner.
+var _ waitroom.Joiner = (*timedStore)(nil)
+
+func (t *timedStore) Reserve(ctx context.Context, room string, lim waitroom.Limits, n, known int64) (int64, error) {
+	j, ok := waitroom.As[waitroom.Joiner](t.s)
+	if !ok {
+		return 0, nil
+	}
+	return timed(t, opReserve, func() (int64, error) { return j.Reserve(ctx, room, lim, n, known) })
+}
+
+func (t *timedStore) Place(ctx context.Context, room string, lim waitroom.Limits, ps []waitroom.Placement, release []waitroom.Span) ([]waitroom.Placed, error) {
+	j, ok := waitroom.As[waitroom.Joiner](t.s)
+	if !ok {
+		out := make([]waitroom.Placed, len(ps))
+		for i, p := range ps {
+			out[i] = waitroom.Placed{ID: p.Visitor.ID, Ask: true}
+		}
+		return out, nil
+	}
+	return timed(t, opPlace, func() ([]waitroom.Placed, error) { return j.Place(ctx, room, lim, ps, release) })
 }
 
 func (t *timedStore) Release(ctx context.Context, room, visitor string) error {

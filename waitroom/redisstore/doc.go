@@ -51,6 +51,10 @@
 //	{wr:R}:autostart hash        autopilot.start_above (autostart.lua): on, calm (since when the
 //	                             conditions for quiet hold), known, and samples of the join count
 //	                             (s<i>, j<i>); a day after its last use
+//	{wr:R}:qa, :qb   hash        the join quotas (join_limit): "n:<network>" and "b:<block>" to
+//	                             their GCRA times, "_g" the generation each holds (common.lua,
+//	                             quotaRead); they take turns, each expiring once its latest time
+//	                             has passed
 //
 // Two more keys serve every room, each under a hash tag of its own; they
 // never meet a room's keys, which carry a suffix after the tag, and room

@@ -33,6 +33,8 @@ var (
 	shuffleScript  = loadScript("shuffle.lua", withHelpers)
 	statsScript    = loadScript("stats.lua", preludeOnly)
 	touchScript    = loadScript("touch.lua", preludeOnly)
+	reserveScript  = loadScript("reserve.lua", withHelpers)
+	placeScript    = loadScript("place.lua", withHelpers)
 )
 
 // What a script is assembled from, besides its own body.
@@ -96,7 +98,7 @@ func mustRead(name string) string {
 // tickets of those who left (its last element counts the first tickets).
 const (
 	decideShort = 9
-	statsShort  = 18
+	statsShort  = 20
 )
 
 func replyInts(name string, reply any, dst []int64) error {

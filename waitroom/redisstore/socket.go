@@ -54,7 +54,7 @@ func (s *Store) Socket(ctx context.Context, room string, lim waitroom.Limits, vi
 
 // Allow implements waitroom.Store in one script (allow.lua). The
 // allowance lives in "{<prefix>:<room>}:q:<kind>:<network>", apart from
-// the join quota's "…:q:<network>" as network keys hold no colon. Errors:
+// the join quotas' hashes ("…:qa", "…:qb"). Errors:
 // waitroom.ErrUnavailable, waitroom.ErrClosed, ctx's error.
 func (s *Store) Allow(ctx context.Context, room, kind, network string, limit waitroom.Rate) (time.Duration, error) {
 	if limit.IsUnlimited() || network == "" {

@@ -99,11 +99,11 @@ func (s *Store) decideArgs(lim waitroom.Limits, v waitroom.Visitor, join waitroo
 		unixMicros(v.Seen), v.Network, v.Challenge, v.ChallengeUntil.UnixMilli(),
 		int64(waitroom.ChallengeJoinFactor), int64(waitroom.BlockFactor), int64(waitroom.PendingPerNetwork), flag(v.Loose),
 		v.Client, int64(waitroom.PendingPerClient), v.Known, v.KnownAdmitted,
-		unixMicros(v.Entered), waitroom.LossWindow.Microseconds(), waitroom.SealSkew.Microseconds())
+		unixMicros(v.Entered), waitroom.LossWindow.Microseconds(), waitroom.SealSkew.Microseconds(), v.Block)
 }
 
-// decideKeys is decide.lua's KEYS: the room's, then the network's quota,
-// the challenge's spent mark, the block's quota and the pending
+// decideKeys is decide.lua's KEYS: the room's, then the join quotas' first
+// hash, the challenge's spent mark, their second hash and the pending
 // allowances of the network, the client and the block, keys of their own in the room's hash slot. K_META stands in
 // for any of them when the call cannot touch it, so the common calls (a
 // placed ticket's poll) build no key: the quotas are for a call that may
@@ -114,10 +114,7 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 	tag := keys[0][:len(keys[0])-len(keyNames[0])]
 	mayPlace := join != waitroom.JoinNone || (!v.Placed && (v.Ticket != 0 || v.Loose || v.Challenge != ""))
 	if v.Network != "" && mayPlace && !lim.JoinLimit.IsUnlimited() {
-		quota = tag + "q:" + v.Network
-		if v.Block != "" {
-			block = tag + "b:" + v.Block
-		}
+		quota, block = tag+quotaHashes[0], tag+quotaHashes[1]
 	}
 	pclient, pblock := keys[0], keys[0]
 	if v.Network != "" && join != waitroom.JoinNone && !lim.JoinLimit.IsUnlimited() {
@@ -136,7 +133,11 @@ func (s *Store) decideKeys(room string, lim waitroom.Limits, v waitroom.Visitor,
 }
 
 // decideArgs is how many arguments decide.lua takes after the limits.
-const decideArgs = 21
+const decideArgs = 22
+
+// quotaHashes are the names of the two hashes that keep a room's join
+// quotas, generation by generation (common.lua, K_QA and K_QB).
+var quotaHashes = [2]string{"qa", "qb"}
 
 // unixMicros is t in microseconds since the epoch, 0 for the zero time.
 func unixMicros(t time.Time) int64 {
@@ -339,7 +340,7 @@ func (s *Store) Stats(ctx context.Context, room string) (waitroom.Stats, error) 
 		Waiting: r[0], Active: r[1], AdmittedLastMinute: r[2], MeasuredOver: time.Duration(r[3]) * time.Microsecond,
 		Joined: r[4], AdmittedTotal: r[5], Released: r[6], Expired: r[7], Abandoned: r[8],
 		Issued: r[9], Limited: r[10], Full: r[11], Left: r[12], Epoch: r[13], Repairs: r[14],
-		Counter: r[15], HighestAdmitted: r[16],
+		Counter: r[15], HighestAdmitted: r[16], Low: r[17], Floor: r[18],
 	}
 	h := int(min(max(r[statsShort-1], 0), waitroom.MaxHead))
 	copy(st.Head[:], r[statsShort:statsShort+h])

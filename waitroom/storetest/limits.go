@@ -43,7 +43,8 @@ func testCapacity(t *testing.T, e *env) {
 	}
 	st := e.stats()
 	want := waitroom.Stats{Joined: visitors, AdmittedTotal: visitors, Released: visitors, AdmittedLastMinute: visitors,
-		MeasuredOver: st.MeasuredOver, Issued: visitors, Epoch: st.Epoch, Counter: st.Counter, HighestAdmitted: st.HighestAdmitted}
+		MeasuredOver: st.MeasuredOver, Issued: visitors, Epoch: st.Epoch, Counter: st.Counter, HighestAdmitted: st.HighestAdmitted,
+		Low: st.Low, Floor: st.Floor}
 	if st != want || st.MeasuredOver <= 0 || st.MeasuredOver > time.Minute || st.Epoch == 0 {
 		t.Errorf("after every visitor left: got %+v, want %+v", st, want)
 	}

@@ -23,9 +23,11 @@ func testUnknownWithoutJoin(t *testing.T, e *env) {
 	}
 	// MeasuredOver is the room's age and Epoch its incarnation, which a
 	// store may start at the first lookup, its counter with it (no ticket
-	// handed out yet); every count must be zero.
+	// handed out yet), and Low and Floor just past it; every count must
+	// be zero.
 	if st := e.stats(); st.MeasuredOver > time.Minute || st.Counter != 0 && st.Counter != st.Epoch ||
-		(st != waitroom.Stats{MeasuredOver: st.MeasuredOver, Epoch: st.Epoch, Counter: st.Counter}) {
+		st.Low != st.Floor || st.Low != 0 && st.Low != st.Epoch+1 ||
+		(st != waitroom.Stats{MeasuredOver: st.MeasuredOver, Epoch: st.Epoch, Counter: st.Counter, Low: st.Low, Floor: st.Floor}) {
 		t.Errorf("stats %+v after lookups only, want all zero", st)
 	}
 	e.wait(lim)

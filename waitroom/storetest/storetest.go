@@ -151,4 +151,12 @@ var cases = []testCase{
 	{"Definitions", many, testDefinitions},
 	{"DefinitionsAtOnce", many, testDefinitionsAtOnce},
 	{"DefinitionBounds", one, testDefinitionBounds},
+	{"BatchedOrder", many, testBatchedOrder},
+	{"BatchedRelease", many, testBatchedRelease},
+	{"BatchedIdempotent", many, testBatchedIdempotent},
+	{"BatchedQuota", many, testBatchedQuota},
+	{"BatchedLoose", many, testBatchedLoose},
+	{"BatchedKnownMoves", many, testBatchedKnownMoves},
+	{"BatchedAtOnce", many, testBatchedAtOnce},
+	{"BatchedFarApart", many, testBatchedFarApart},
 }

@@ -16,9 +16,12 @@
 -- 0 for none), by which a counter behind the tickets is found and a room
 -- whose data is gone is known to have had some, and the highest ticket it
 -- saw admitted there lately (waitroom.Visitor.KnownAdmitted, 0 for none),
--- by which lost admissions are found (readmit in common.lua).
--- KEYS: the room's (prelude.lua), then the network's quota key, the
--- challenge's spent key, the block's quota key, the network's pending
+-- by which lost admissions are found (readmit in common.lua), then the
+-- cookie's entered, waitroom.LossWindow and waitroom.SealSkew (see lostAt),
+-- then the block's key ('' for none), its field in the join quotas.
+-- KEYS: the room's (prelude.lua), then the join quotas' first hash (K_QA
+-- in common.lua), the challenge's spent key, their second (K_QB), the
+-- network's pending
 -- allowance, the client's and the block's, each K_META when there is
 -- none.
 -- Reply: {state (S_), ticket, position, line length, session end in
@@ -44,7 +47,9 @@ local KNOWN_ADMITTED = tonumber(ARGV[V + 18]) or 0
 -- none); LOSS: waitroom.LossWindow, SKEW: waitroom.SealSkew
 -- (microseconds). See lostAt.
 local ENTERED, LOSS, SKEW = tonumber(ARGV[V + 19]) or 0, tonumber(ARGV[V + 20]) or 0, tonumber(ARGV[V + 21]) or 0
-local K_QUOTA, K_SPENT, K_BLOCK, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19]
+local K_SPENT, K_PENDING, K_PCLIENT, K_PBLOCK = KEYS[15], KEYS[17], KEYS[18], KEYS[19]
+-- BNAME: the block's key ('' for none), its field in the join quotas.
+local BNAME = ARGV[V + 22] or ''
 local now = clock()
 
 -- A visitor is in the line or in the active set, never both (a tick drops
@@ -431,7 +436,7 @@ elseif not PLACED and ARGV[V + 9] ~= '' then
   -- times join_limit at once): past it the challenge is not spent.
   if tonumber(ARGV[V + 10]) * 1000 >= now then
     local net, factor, block = ARGV[V + 8], tonumber(ARGV[V + 11]), tonumber(ARGV[V + 12])
-    local ok, retry, recent = charge(now, net, factor, block, L, false)
+    local ok, retry, recent = charge(now, net, factor, block, BNAME, L, false)
     if not ok then
       bump('limited', 1, L.dataTTL)
       return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
@@ -439,7 +444,7 @@ elseif not PLACED and ARGV[V + 9] ~= '' then
     if not redis.call('SET', K_SPENT, 1, 'NX', 'PXAT', ARGV[V + 10]) then
       return reply(S_NONE, 0, 0, 0, 0, 0, R_CHALLENGE)
     end
-    charge(now, net, factor, block, L, true)
+    charge(now, net, factor, block, BNAME, L, true)
     local ticket = TICKET
     if ticket == 0 or not placeable(ticket, floor, pbase) then
       ticket = nextNumber(L)
@@ -457,7 +462,7 @@ elseif TICKET > 0 and not PLACED then
   local gap = mended ~= nil and TICKET <= mended and
     TICKET > (tonumber(redis.call('HGET', K_META, 'skip')) or mended) and redis.call('SADD', K_RESTORED, ID) == 1
   if tonumber(ARGV[V + 6]) >= now - L.placeWithin and (gap or (TICKET <= seq and placeable(TICKET, floor, pbase))) then
-    local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+    local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), BNAME, L, true)
     if not ok then
       bump('limited', 1, L.dataTTL)
       return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
@@ -469,7 +474,7 @@ elseif TICKET == 0 and not PLACED and ARGV[V + 14] == '1' and tonumber(ARGV[V + 
   -- A loose ticket (handed out past its network's pending allowance, with
   -- no number, counted by nobody) brought back: a place at the back,
   -- against its network's quota like any other.
-  local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+  local ok, retry, recent = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), BNAME, L, true)
   if not ok then
     bump('limited', 1, L.dataTTL)
     return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
@@ -500,7 +505,7 @@ local burst = 1
 if JOIN == J_NUMBER then
   burst = tonumber(ARGV[V + 11])
 end
-local ok, retry, recent = charge(now, ARGV[V + 8], burst, tonumber(ARGV[V + 12]), L, false)
+local ok, retry, recent = charge(now, ARGV[V + 8], burst, tonumber(ARGV[V + 12]), BNAME, L, false)
 if not ok then
   bump('limited', 1, L.dataTTL)
   return reply(S_NONE, 0, 0, 0, 0, 0, R_QUOTA, retry, recent)
@@ -547,7 +552,7 @@ local ticket = nextNumber(L)
 local inside = atOnce(ticket, 0)
 if inside then
   use(ticket, pbase, L)
-  local _, _, after = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), L, true)
+  local _, _, after = charge(now, ARGV[V + 8], 1, tonumber(ARGV[V + 12]), BNAME, L, true)
   inside[9] = after
   return inside
 end

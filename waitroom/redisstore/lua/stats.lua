@@ -8,7 +8,11 @@
 -- limited, full, left the line, the seed (the incarnation; 0 for none),
 -- the repairs of this incarnation (mend in common.lua), the counter (the
 -- last ticket handed out), the highest ticket admitted (adm: readmit's
--- high-water mark; 0 for none), the number h of the line's first tickets
+-- high-water mark; 0 for none), the lowest ticket that may stand ahead
+-- of a higher one (waitroom.Stats.Low: the line's first or the first
+-- number above the placement window's floor, whichever is lower; 0 for
+-- none), the lowest number above that floor (waitroom.Stats.Floor), the
+-- number h of the line's first tickets
 -- that follow (waitroom.Stats.Head, at most MAX_HEAD), those h tickets in
 -- order, then the tickets of the last who left the line, oldest first
 -- (release.lua)}.
@@ -52,7 +56,7 @@ local reply = {
   minute, measured,
   totals[1], totals[2], totals[3], totals[4] + lapsed, totals[5],
   totals[6], totals[7], totals[8], totals[9], seed or 0, tonumber(meta[2]) or 0,
-  counter, tonumber(meta[4]) or 0,
+  counter, tonumber(meta[4]) or 0, 0, 0,
 }
 -- The line's first places, whose positions are their ranks unless a
 -- ticket handed out below the last of them may still come back (the
@@ -62,6 +66,13 @@ local MAX_HEAD = 128
 local head = redis.call('ZRANGE', K_QUEUE, 0, MAX_HEAD - 1, 'WITHSCORES')
 local h = #head / 2
 local floor, pbase = tonumber(meta[7]), tonumber(meta[8])
+if floor ~= nil and pbase ~= nil then
+  local low = math.max(floor + 1, pbase)
+  if h > 0 and tonumber(head[2]) < low then
+    low = tonumber(head[2])
+  end
+  reply[#reply - 1], reply[#reply] = low, math.max(floor + 1, pbase)
+end
 if h > 0 and floor ~= nil and pbase ~= nil then
   local last, lo = tonumber(head[#head]), math.max(floor + 1, pbase)
   if last > lo and (last - lo) - redis.call('BITCOUNT', K_PLACED, lo - pbase, last - 1 - pbase, 'BIT') > 0 then
