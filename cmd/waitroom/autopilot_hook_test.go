@@ -81,7 +81,10 @@ func TestAutopilot_Webhook(t *testing.T) {
 	rcv.mu.Lock()
 	down := rcv.got[1]["data"].(map[string]any)
 	rcv.mu.Unlock()
-	if num(down, "to") != 5 || num(down, "from") <= 5 || down["error_share"].(float64) < 0.5 || !strings.Contains(down["reason"].(string), "errors") {
+	// The step that cut may straddle the moment the site began failing,
+	// so its share is under the failing site's 100%; 0.1 is five times
+	// the default 2% bound, which only errors pass.
+	if num(down, "to") != 5 || num(down, "from") <= 5 || down["error_share"].(float64) < 0.1 || !strings.Contains(down["reason"].(string), "errors") {
 		t.Fatalf("the cut: %v", down)
 	}
 
