@@ -42,7 +42,7 @@ func TestSpike_Harness(t *testing.T) {
 	store := fmt.Sprintf("{kind: redis, redis: {addrs: [%q]}}", srv.Addr())
 	var targets []string
 	for range 3 {
-		targets = append(targets, startGatewayRoom(t, "http://"+upstream, store, harnessRoom).url+"/tickets")
+		targets = append(targets, startGatewayRoom(t, "http://"+upstream, store, harnessRoomJoin(t)).url+"/tickets")
 	}
 	// The run lasts the arrivals, then long enough for every visitor's
 	// first poll (page.refresh 20s, the answer's refresh_after up to
@@ -128,6 +128,17 @@ func TestSpike_Harness(t *testing.T) {
 // figures for it are the joins'; the first polls, which place the tickets,
 // come after it, and are measured apart.
 const harnessRoom = `{max_active: 100, admit_rate: 6000/m, join_limit: unlimited, page: {refresh: 20s, refresh_max: 30s}}`
+
+// harnessRoomJoin is harnessRoom with the room's join setting:
+// WAITROOM_SPIKE_JOIN (batched, the default, as a spike's room should
+// run, or decide, the store call per join of a room without the setting).
+func harnessRoomJoin(t *testing.T) string {
+	join := cmp.Or(os.Getenv("WAITROOM_SPIKE_JOIN"), "batched")
+	if join != "batched" && join != "decide" {
+		t.Fatalf("WAITROOM_SPIKE_JOIN=%q: want batched or decide", join)
+	}
+	return strings.TrimSuffix(harnessRoom, "}") + ", join: " + join + "}"
+}
 
 // harnessFirstPoll is harnessRoom's page.refresh: the arrivals window must
 // end before it.
