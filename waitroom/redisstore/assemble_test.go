@@ -98,12 +98,12 @@ func luaConstants(t *testing.T, src string) map[string]int {
 
 // TestScripts_QuotaSpanCoversTheChallengeBurst: a join quota's time runs
 // at most ChallengeJoinFactor periods ahead of now (a room with a
-// challenge), so the quota hashes' generations (common.lua, QUOTA_SPAN
+// challenge), so the quota hashes' generations (quota.lua, QUOTA_SPAN
 // periods) must be at least that long, or a time would be dropped while
 // it still counts.
 func TestScripts_QuotaSpanCoversTheChallengeBurst(t *testing.T) {
 	t.Parallel()
-	if got := luaConstants(t, mustRead("common.lua"))["QUOTA_SPAN"]; got < waitroom.ChallengeJoinFactor {
-		t.Fatalf("common.lua QUOTA_SPAN = %d, want at least waitroom.ChallengeJoinFactor (%d)", got, waitroom.ChallengeJoinFactor)
+	if got := luaConstants(t, mustRead("quota.lua"))["QUOTA_SPAN"]; got < waitroom.ChallengeJoinFactor {
+		t.Fatalf("quota.lua QUOTA_SPAN = %d, want at least waitroom.ChallengeJoinFactor (%d)", got, waitroom.ChallengeJoinFactor)
 	}
 }

@@ -47,11 +47,27 @@ const (
 // than in front of its body.
 const commonMark = "--[[ common.lua ]]"
 
+// quotaMark is common.lua's line where quota.lua's helpers go.
+const quotaMark = "--[[ quota.lua ]]"
+
+// helpers is common.lua with quota.lua spliced in at its quotaMark line:
+// one text of helpers, in the order they were always defined, kept in two
+// files so that neither grows past what a reader holds at once.
+func helpers() string {
+	common, quota := mustRead("common.lua"), mustRead("quota.lua")
+	at := strings.Index(common, quotaMark)
+	if at < 0 {
+		panic("redisstore: common.lua has no " + quotaMark + " line")
+	}
+	end := at + strings.IndexByte(common[at:], '\n')
+	return common[:at] + quota + common[end+1:]
+}
+
 // loadScript reads an embedded script and assembles it (see assemble).
-func loadScript(name string, helpers bool) script {
+func loadScript(name string, withCommon bool) script {
 	common := ""
-	if helpers {
-		common = mustRead("common.lua")
+	if withCommon {
+		common = helpers()
 	}
 	src := assemble(mustRead("prelude.lua"), common, mustRead(name))
 	return script{name: name, src: src, Script: redis.NewScript(src)}

@@ -116,10 +116,11 @@ func TestScripts_ShareCommonAndKeepTheirVerb(t *testing.T) {
 // it if it did; decide.lua asks after its hot paths.
 func TestScripts_PreludeFirstCommonOnce(t *testing.T) {
 	t.Parallel()
-	prelude, common := mustRead("prelude.lua"), mustRead("common.lua")
+	prelude, common := mustRead("prelude.lua"), helpers()
 	for _, sc := range []script{decideScript, admitScript, releaseScript, overrideScript, shuffleScript} {
-		if !strings.HasPrefix(sc.src, prelude) || strings.Count(sc.src, common) != 1 || strings.Contains(sc.src, commonMark) {
-			t.Errorf("%s: want prelude.lua first, common.lua once, no %s left", sc.name, commonMark)
+		if !strings.HasPrefix(sc.src, prelude) || strings.Count(sc.src, common) != 1 || strings.Contains(sc.src, commonMark) ||
+			strings.Contains(sc.src, quotaMark) || !strings.Contains(sc.src, "local function charge(") {
+			t.Errorf("%s: want prelude.lua first, common.lua once with quota.lua in it, no %s or %s left", sc.name, commonMark, quotaMark)
 		}
 	}
 	if at, poll := strings.Index(decideScript.src, common), strings.Index(decideScript.src, "redis.call('ZRANK'"); at < poll {
