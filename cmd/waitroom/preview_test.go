@@ -18,10 +18,13 @@ import (
 
 // previewRoom waits everyone (max_active 0), in Korean by default, with
 // its own closed words, so each state of a preview reads apart.
+// previewRoom polls every second near the front and at most every 2 s far
+// back (refresh_max), so a page at position 4,321 polls within the
+// browser test's wait: at the default 30 s, +-20%, it may not.
 const previewRoom = `    max_active: 0
     admit_rate: 60/m
     tick: 50ms
-    page: { refresh: 1s, locale: ko, title: "Concert", closed_heading: "Sold out" }`
+    page: { refresh: 1s, refresh_max: 2s, locale: ko, title: "Concert", closed_heading: "Sold out" }`
 
 // makePreview asks the admin API for a link and returns its path and query
 // (the gateway's own address is the test's base).

@@ -27,10 +27,21 @@ func TestTouch_MergesMarks(t *testing.T) {
 	lim := waitroom.Limits{MaxActive: 0, AdmitBurst: 1, SessionTTL: time.Minute, AbandonAfter: time.Minute}
 	const n = 3000
 	line := make([]waitroom.Visitor, n)
+	// The first visitor goes in alone: the line's first place sets where
+	// its last-poll string begins (base), and a lower number placed after
+	// a higher one started the line would be marked below it, apart.
+	v, d, err := storetest.Enter(ctx, s, "concert", lim, newID())
+	if err != nil || !d.Placed || d.State != waitroom.StateWaiting {
+		t.Fatalf("visitor 0: %+v, %v", d, err)
+	}
+	line[0] = v
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < n; i += 8 {
+				if i == 0 {
+					continue
+				}
 				v, d, err := storetest.Enter(ctx, s, "concert", lim, newID())
 				if err != nil || !d.Placed || d.State != waitroom.StateWaiting {
 					t.Errorf("visitor %d: %+v, %v", i, d, err)
